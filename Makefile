@@ -1,0 +1,45 @@
+# HloGym: the two commands are `make demo` and `make test`.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test demo bench fuzz check-full format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	@bash scripts/install-deps.sh
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+configure: $(BUILD)/build.ninja
+
+build: deps configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+demo: build
+	./$(BUILD)/hlogym demo
+
+bench: build
+	./$(BUILD)/hlogym_bench --benchmark_min_time=0.5
+
+# Runs the parser fuzzer (clang + libFuzzer), seeded with the corpus.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@bash scripts/install-deps.sh --fuzz
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Heavier checks than CI: sanitizer build of every test.
+check-full:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DHLOGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -1,0 +1,296 @@
+#include "hlogym/ir/computation.h"
+
+#include <algorithm>
+
+#include "hlogym/ir/str_util.h"
+#include "hlogym/ir/module.h"
+
+namespace hlogym {
+
+Computation::Computation(std::string name) : name_(std::move(name)) {}
+
+Computation::~Computation() {
+  // Instructions refer to each other by raw pointer; nothing to unlink.
+}
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> inst) {
+  Instruction* raw = inst.get();
+  raw->parent_ = this;
+  raw->slot_ = static_cast<int32_t>(slots_.size());
+  if (parent_ != nullptr && raw->unique_id_ < 0) {
+    raw->unique_id_ = parent_->NextUniqueId();
+  }
+  if (raw->opcode() == Opcode::kParameter) {
+    int64_t n = raw->parameter_number();
+    if (n >= 0 && n < (int64_t{1} << 24)) {
+      if (static_cast<int64_t>(parameters_.size()) <= n) {
+        parameters_.resize(n + 1, nullptr);
+      }
+      parameters_[n] = raw;
+    }
+  }
+  slots_.push_back(std::move(inst));
+  ++live_count_;
+  return raw;
+}
+
+std::vector<Instruction*> Computation::instructions() const {
+  std::vector<Instruction*> out;
+  out.reserve(live_count_);
+  for (const auto& p : slots_) {
+    if (p) out.push_back(p.get());
+  }
+  return out;
+}
+
+Instruction* Computation::FindInstruction(std::string_view name) const {
+  for (const auto& p : slots_) {
+    if (p && p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+absl::Status Computation::RemoveInstruction(Instruction* inst) {
+  if (inst->parent_ != this) {
+    return absl::InvalidArgumentError(StrCat(
+        "'", inst->name(), "' is not in computation '", name_, "'"));
+  }
+  if (inst->user_count() != 0) {
+    return absl::FailedPreconditionError(StrCat(
+        "cannot remove '", inst->name(), "': it still has ",
+        inst->user_count(), " user(s)"));
+  }
+  if (inst == root_) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove root '", inst->name(), "'"));
+  }
+  if (inst->opcode() == Opcode::kParameter) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove parameter '", inst->name(), "'"));
+  }
+  inst->DetachOperands();
+  inst->DropAllControlDeps();
+  slots_[inst->slot_].reset();
+  --live_count_;
+  CompactIfSparse();
+  return absl::OkStatus();
+}
+
+absl::Status Computation::RemoveInstructionAndUnusedOperands(
+    Instruction* inst) {
+  std::vector<Instruction*> operands = inst->operands();
+  if (absl::Status s = RemoveInstruction(inst); !s.ok()) return s;
+  for (Instruction* op : operands) {
+    if (op->parent_ == this && op->user_count() == 0 && op != root_ &&
+        op->opcode() != Opcode::kParameter && !op->HasSideEffect() &&
+        op->control_successors().empty()) {
+      if (absl::Status s = RemoveInstructionAndUnusedOperands(op); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+int64_t Computation::RemoveDeadInstructions() {
+  std::vector<Instruction*> stack;
+  for (const auto& p : slots_) {
+    if (!p) continue;
+    p->scratch = 0;
+    if (p.get() == root_ || p->opcode() == Opcode::kParameter ||
+        p->HasSideEffect()) {
+      stack.push_back(p.get());
+    }
+  }
+  for (Instruction* s : stack) s->scratch = 1;
+  while (!stack.empty()) {
+    Instruction* i = stack.back();
+    stack.pop_back();
+    for (Instruction* op : i->operands()) {
+      if (op->scratch == 0) {
+        op->scratch = 1;
+        stack.push_back(op);
+      }
+    }
+    for (Instruction* op : i->control_predecessors()) {
+      if (op->scratch == 0) {
+        op->scratch = 1;
+        stack.push_back(op);
+      }
+    }
+  }
+  int64_t removed = 0;
+  for (auto& p : slots_) {
+    if (p && p->scratch == 0) {
+      p->DetachOperands();
+      p->DropAllControlDeps();
+    }
+  }
+  for (auto& p : slots_) {
+    if (p && p->scratch == 0) {
+      p->users_.clear();
+      p.reset();
+      --live_count_;
+      ++removed;
+    }
+  }
+  CompactIfSparse();
+  return removed;
+}
+
+void Computation::CompactIfSparse() {
+  if (slots_.size() < 64 ||
+      live_count_ * 2 > static_cast<int64_t>(slots_.size())) {
+    return;
+  }
+  std::vector<std::unique_ptr<Instruction>> compact;
+  compact.reserve(live_count_);
+  for (auto& p : slots_) {
+    if (p) {
+      p->slot_ = static_cast<int32_t>(compact.size());
+      compact.push_back(std::move(p));
+    }
+  }
+  slots_ = std::move(compact);
+}
+
+std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
+  std::vector<Instruction*> order;
+  order.reserve(live_count_);
+  for (const auto& p : slots_) {
+    if (p) p->scratch = 0;  // 0 new, 1 on stack, 2 done
+  }
+  std::vector<std::pair<Instruction*, size_t>> stack;
+  auto visit_root = [&](Instruction* start) {
+    if (start->scratch != 0) return;
+    start->scratch = 1;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t nops = inst->operands().size();
+      const size_t total = nops + inst->control_predecessors().size();
+      if (next < total) {
+        Instruction* dep = next < nops
+                               ? inst->operands()[next]
+                               : inst->control_predecessors()[next - nops];
+        ++next;
+        if (dep->scratch == 0 && dep->parent_ == this) {
+          dep->scratch = 1;
+          stack.emplace_back(dep, 0);
+        }
+        continue;
+      }
+      inst->scratch = 2;
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  };
+  for (const auto& p : slots_) {
+    if (p && p.get() != root_) visit_root(p.get());
+  }
+  if (root_) visit_root(root_);
+  return order;
+}
+
+std::unique_ptr<Computation> Computation::Clone(
+    const std::vector<std::pair<const Computation*, Computation*>>* comp_map)
+    const {
+  auto c = std::make_unique<Computation>(name_);
+  c->execution_thread_ = execution_thread_;
+  c->is_fusion_computation_ = is_fusion_computation_;
+  c->slots_.reserve(live_count_);
+  std::vector<Instruction*> fresh;
+  fresh.reserve(slots_.size());
+  for (const auto& p : slots_) {
+    if (!p) {
+      fresh.push_back(nullptr);
+      continue;
+    }
+    auto n = p->CloneWithNewOperands({});
+    n->unique_id_ = p->unique_id_;
+    if (comp_map != nullptr) {
+      for (auto& called : n->called_computations_) {
+        for (const auto& [from, to] : *comp_map) {
+          if (from == called) {
+            called = to;
+            break;
+          }
+        }
+      }
+    }
+    fresh.push_back(c->AddInstruction(std::move(n)));
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Instruction* old = slots_[i].get();
+    if (!old) continue;
+    Instruction* n = fresh[i];
+    n->operands_.reserve(old->operands_.size());
+    for (Instruction* op : old->operands_) n->AppendOperand(fresh[op->slot_]);
+    for (Instruction* s : old->control_successors_) {
+      Instruction* ns = fresh[s->slot_];
+      n->control_successors_.push_back(ns);
+      ns->control_predecessors_.push_back(n);
+    }
+  }
+  if (root_) c->root_ = fresh[root_->slot_];
+  // Removed slots were skipped; reindex to match the compact vector.
+  c->CompactIfSparse();
+  return c;
+}
+
+ReachabilityIndex::ReachabilityIndex(const Computation& computation)
+    : computation_(&computation) {
+  std::vector<Instruction*> po = computation.MakeInstructionPostOrder();
+  order_.assign(po.begin(), po.end());
+  int64_t max_slot = 0;
+  for (const Instruction* i : po) max_slot = std::max<int64_t>(max_slot, i->slot_);
+  position_by_slot_.assign(max_slot + 1, -1);
+  for (size_t i = 0; i < po.size(); ++i) {
+    position_by_slot_[po[i]->slot_] = static_cast<int64_t>(i);
+  }
+  visited_.assign(po.size(), 0);
+}
+
+int64_t ReachabilityIndex::Position(const Instruction* inst) const {
+  if (inst->parent() != computation_ ||
+      inst->slot_ >= static_cast<int64_t>(position_by_slot_.size())) {
+    return -1;
+  }
+  return position_by_slot_[inst->slot_];
+}
+
+bool ReachabilityIndex::IsReachable(const Instruction* from,
+                                    const Instruction* to) const {
+  if (from == to) return true;
+  const int64_t lo = Position(from);
+  const int64_t hi = Position(to);
+  if (lo < 0 || hi < 0 || hi < lo) return false;  // operands come first
+  if (++generation_ == 0) {
+    std::fill(visited_.begin(), visited_.end(), 0);
+    generation_ = 1;
+  }
+  std::vector<const Instruction*> stack = {to};
+  visited_[hi] = generation_;
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    auto consider = [&](const Instruction* dep) {
+      if (dep->parent() != computation_) return false;
+      if (dep == from) return true;
+      int64_t p = Position(dep);
+      if (p < lo || visited_[p] == generation_) return false;
+      visited_[p] = generation_;
+      stack.push_back(dep);
+      return false;
+    };
+    for (const Instruction* op : i->operands()) {
+      if (consider(op)) return true;
+    }
+    for (const Instruction* op : i->control_predecessors()) {
+      if (consider(op)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace hlogym

@@ -1,0 +1,125 @@
+// A computation: a DAG of instructions with parameters and a root.
+#ifndef HLOGYM_IR_COMPUTATION_H_
+#define HLOGYM_IR_COMPUTATION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "hlogym/ir/instruction.h"
+
+namespace hlogym {
+
+class Module;
+
+class Computation {
+ public:
+  explicit Computation(std::string name);
+  Computation(const Computation&) = delete;
+  Computation& operator=(const Computation&) = delete;
+  ~Computation();
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  Module* parent() const { return parent_; }
+
+  // Takes ownership. Gives the instruction a module-unique id (if the
+  // computation belongs to a module) and keeps text order. Parameters are
+  // registered by parameter_number.
+  Instruction* AddInstruction(std::unique_ptr<Instruction> inst);
+  // Removes an instruction without users (its operand edges and control
+  // edges are dropped). Not allowed on the root or on parameters.
+  absl::Status RemoveInstruction(Instruction* inst);
+  // Removes `inst` and then every operand that became unused and has no
+  // side effect, recursively.
+  absl::Status RemoveInstructionAndUnusedOperands(Instruction* inst);
+  // Removes every instruction not reachable from the root (through operands
+  // and control edges), keeping parameters and side-effecting ones.
+  // Returns the number removed.
+  int64_t RemoveDeadInstructions();
+
+  Instruction* root_instruction() const { return root_; }
+  void set_root_instruction(Instruction* root) { root_ = root; }
+
+  int64_t num_parameters() const {
+    return static_cast<int64_t>(parameters_.size());
+  }
+  Instruction* parameter_instruction(int64_t i) const { return parameters_[i]; }
+  const std::vector<Instruction*>& parameter_instructions() const {
+    return parameters_;
+  }
+
+  // Live instructions in insertion (text) order.
+  std::vector<Instruction*> instructions() const;
+  template <typename F>
+  void ForEachInstruction(F&& f) const {
+    for (const auto& p : slots_) {
+      if (p) f(p.get());
+    }
+  }
+  int64_t instruction_count() const { return live_count_; }
+
+  // Operands before users; instructions unreachable from the root come in
+  // text order relative to the rest. Control predecessors come first too.
+  std::vector<Instruction*> MakeInstructionPostOrder() const;
+
+  // Finds an instruction by name (linear scan; for tools and tests).
+  Instruction* FindInstruction(std::string_view name) const;
+
+  // Fusion computations are called by a fusion instruction; the printer and
+  // hashing treat them as part of their caller.
+  bool IsFusionComputation() const { return is_fusion_computation_; }
+  void set_is_fusion_computation(bool v) { is_fusion_computation_ = v; }
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+
+  // Deep copy into `module` (which assigns fresh ids). Called computations of
+  // the clone's instructions are mapped through `comp_map` when present.
+  std::unique_ptr<Computation> Clone(
+      const std::vector<std::pair<const Computation*, Computation*>>* comp_map =
+          nullptr) const;
+
+  // Scratch slot for algorithms (not part of the value; not thread-safe).
+  mutable int64_t scratch = 0;
+
+ private:
+  friend class Module;
+  friend class Instruction;
+
+  void CompactIfSparse();
+
+  std::string name_;
+  std::string execution_thread_;
+  Module* parent_ = nullptr;
+  Instruction* root_ = nullptr;
+  bool is_fusion_computation_ = false;
+  std::vector<std::unique_ptr<Instruction>> slots_;  // nullptr = removed
+  int64_t live_count_ = 0;
+  std::vector<Instruction*> parameters_;
+};
+
+// Answers "is `to` reachable from `from` through operand/control edges?"
+// for one computation. Built once in O(n); each query is a DFS pruned by
+// post-order position, so queries between distant nodes stay cheap on
+// 100k-instruction graphs. Invalidated by any mutation of the computation.
+class ReachabilityIndex {
+ public:
+  explicit ReachabilityIndex(const Computation& computation);
+  // True if `to` depends (transitively) on `from`, or from == to.
+  bool IsReachable(const Instruction* from, const Instruction* to) const;
+  // Position in a topological post-order.
+  int64_t Position(const Instruction* inst) const;
+
+ private:
+  std::vector<const Instruction*> order_;
+  std::vector<int64_t> position_by_slot_;
+  mutable std::vector<uint32_t> visited_;
+  mutable uint32_t generation_ = 0;
+  const Computation* computation_;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_IR_COMPUTATION_H_

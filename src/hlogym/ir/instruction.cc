@@ -1,0 +1,301 @@
+#include "hlogym/ir/instruction.h"
+
+#include <algorithm>
+
+#include "hlogym/ir/str_util.h"
+#include "hlogym/ir/computation.h"
+
+namespace hlogym {
+namespace {
+
+const InstructionAttrs& EmptyAttrs() {
+  static const InstructionAttrs* kEmpty = new InstructionAttrs();
+  return *kEmpty;
+}
+
+}  // namespace
+
+Instruction::Instruction(Opcode opcode, Shape shape)
+    : opcode_(opcode), shape_(std::move(shape)) {}
+
+bool Instruction::IsUserOf(const Instruction* producer) const {
+  return std::find(operands_.begin(), operands_.end(), producer) !=
+         operands_.end();
+}
+
+void Instruction::AddUser(Instruction* user) {
+  // A user appears once even if it uses this instruction several times.
+  if (std::find(users_.begin(), users_.end(), user) == users_.end()) {
+    users_.push_back(user);
+  }
+}
+
+void Instruction::RemoveUser(Instruction* user) {
+  auto it = std::find(users_.begin(), users_.end(), user);
+  if (it != users_.end()) users_.erase(it);
+}
+
+void Instruction::AppendOperand(Instruction* operand) {
+  operands_.push_back(operand);
+  operand->AddUser(this);
+}
+
+absl::Status Instruction::ReplaceOperandWith(int64_t i,
+                                             Instruction* new_operand) {
+  if (i < 0 || i >= operand_count()) {
+    return absl::OutOfRangeError(StrCat(
+        "operand index ", i, " out of range for '", name_, "'"));
+  }
+  Instruction* old = operands_[i];
+  if (old == new_operand) return absl::OkStatus();
+  operands_[i] = new_operand;
+  if (!IsUserOf(old)) old->RemoveUser(this);
+  new_operand->AddUser(this);
+  return absl::OkStatus();
+}
+
+absl::Status Instruction::ReplaceUseWith(Instruction* user,
+                                         Instruction* new_producer) {
+  if (!user->IsUserOf(this)) {
+    return absl::InvalidArgumentError(StrCat(
+        "'", user->name(), "' is not a user of '", name_, "'"));
+  }
+  for (auto& op : user->operands_) {
+    if (op == this) op = new_producer;
+  }
+  RemoveUser(user);
+  new_producer->AddUser(user);
+  return absl::OkStatus();
+}
+
+absl::Status Instruction::ReplaceAllUsesWith(Instruction* new_producer) {
+  if (new_producer == this) return absl::OkStatus();
+  if (!shape_.Compatible(new_producer->shape())) {
+    return absl::InvalidArgumentError(StrCat(
+        "cannot replace '", name_, "' (", shape_.ToString(), ") with '",
+        new_producer->name(), "' (", new_producer->shape().ToString(),
+        "): incompatible shapes"));
+  }
+  std::vector<Instruction*> users = users_;
+  for (Instruction* u : users) {
+    if (u == new_producer) continue;  // do not create a self-loop
+    for (auto& op : u->operands_) {
+      if (op == this) op = new_producer;
+    }
+    RemoveUser(u);
+    new_producer->AddUser(u);
+  }
+  if (parent_ && parent_->root_instruction() == this) {
+    parent_->set_root_instruction(new_producer);
+  }
+  return absl::OkStatus();
+}
+
+void Instruction::DetachOperands() {
+  for (Instruction* op : operands_) op->RemoveUser(this);
+  operands_.clear();
+}
+
+absl::Status Instruction::AddControlDependencyTo(Instruction* successor) {
+  if (successor->parent_ != parent_) {
+    return absl::InvalidArgumentError(StrCat(
+        "control dependency between '", name_, "' and '", successor->name(),
+        "' crosses computations"));
+  }
+  if (std::find(control_successors_.begin(), control_successors_.end(),
+                successor) == control_successors_.end()) {
+    control_successors_.push_back(successor);
+    successor->control_predecessors_.push_back(this);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Instruction::RemoveControlDependencyTo(Instruction* successor) {
+  auto it = std::find(control_successors_.begin(), control_successors_.end(),
+                      successor);
+  if (it == control_successors_.end()) {
+    return absl::NotFoundError(StrCat("no control edge from '", name_,
+                                            "' to '", successor->name(), "'"));
+  }
+  control_successors_.erase(it);
+  auto& preds = successor->control_predecessors_;
+  preds.erase(std::find(preds.begin(), preds.end(), this));
+  return absl::OkStatus();
+}
+
+void Instruction::DropAllControlDeps() {
+  for (Instruction* p : control_predecessors_) {
+    auto& s = p->control_successors_;
+    s.erase(std::find(s.begin(), s.end(), this));
+  }
+  for (Instruction* s : control_successors_) {
+    auto& p = s->control_predecessors_;
+    p.erase(std::find(p.begin(), p.end(), this));
+  }
+  control_predecessors_.clear();
+  control_successors_.clear();
+}
+
+void Instruction::ReplaceCalledComputation(Computation* old_c,
+                                           Computation* new_c) {
+  for (auto& c : called_computations_) {
+    if (c == old_c) c = new_c;
+  }
+}
+
+Computation* Instruction::to_apply() const {
+  return called_computations_.empty() ? nullptr : called_computations_[0];
+}
+Computation* Instruction::while_condition() const {
+  return opcode_ == Opcode::kWhile && called_computations_.size() == 2
+             ? called_computations_[0]
+             : nullptr;
+}
+Computation* Instruction::while_body() const {
+  return opcode_ == Opcode::kWhile && called_computations_.size() == 2
+             ? called_computations_[1]
+             : nullptr;
+}
+Computation* Instruction::fused_computation() const {
+  return opcode_ == Opcode::kFusion && !called_computations_.empty()
+             ? called_computations_[0]
+             : nullptr;
+}
+
+const Literal& Instruction::literal() const {
+  static const Literal* kEmpty = new Literal();
+  return literal_ ? *literal_ : *kEmpty;
+}
+
+void Instruction::set_literal(Literal literal) {
+  literal_ = std::make_shared<const Literal>(std::move(literal));
+}
+
+const OpMetadata& Instruction::metadata() const {
+  static const OpMetadata* kEmpty = new OpMetadata();
+  return metadata_ ? *metadata_ : *kEmpty;
+}
+
+void Instruction::set_metadata(OpMetadata m) {
+  if (m.empty()) {
+    metadata_.reset();
+  } else {
+    metadata_ = std::make_shared<const OpMetadata>(std::move(m));
+  }
+}
+
+const std::string& Instruction::backend_config() const {
+  static const std::string* kEmpty = new std::string();
+  return backend_config_ ? *backend_config_ : *kEmpty;
+}
+
+void Instruction::set_backend_config(std::string config) {
+  if (config.empty()) {
+    backend_config_.reset();
+  } else {
+    backend_config_ = std::make_shared<const std::string>(std::move(config));
+  }
+}
+
+const FrontendAttributes& Instruction::frontend_attributes() const {
+  static const FrontendAttributes* kEmpty = new FrontendAttributes();
+  return frontend_attributes_ ? *frontend_attributes_ : *kEmpty;
+}
+
+void Instruction::set_frontend_attributes(FrontendAttributes attrs) {
+  if (attrs.empty()) {
+    frontend_attributes_.reset();
+    return;
+  }
+  std::stable_sort(attrs.begin(), attrs.end(),
+                   [](const auto& a, const auto& b) { return a.key < b.key; });
+  frontend_attributes_ =
+      std::make_shared<const FrontendAttributes>(std::move(attrs));
+}
+
+const InstructionAttrs& Instruction::attrs() const {
+  return attrs_ ? *attrs_ : EmptyAttrs();
+}
+
+InstructionAttrs* Instruction::mutable_attrs() {
+  if (!attrs_) {
+    attrs_ = std::make_shared<InstructionAttrs>();
+  } else if (attrs_.use_count() > 1) {
+    attrs_ = std::make_shared<InstructionAttrs>(*attrs_);
+  }
+  // The block is only shared read-only; this instance is now exclusive.
+  return const_cast<InstructionAttrs*>(attrs_.get());
+}
+
+bool Instruction::HasSideEffect() const {
+  switch (opcode_) {
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+      return true;
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllToAll:
+    case Opcode::kReduceScatter:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kRaggedAllToAll:
+      return attrs().constrain_layout;
+    case Opcode::kCustomCall:
+      return attrs().custom_call_has_side_effect;
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      return false;
+    default:
+      return false;
+  }
+}
+
+bool Instruction::IsRoot() const {
+  return parent_ != nullptr && parent_->root_instruction() == this;
+}
+
+std::string Instruction::ToString() const {
+  std::string s = StrCat("%", name_, " = ", shape_.ToString(), " ",
+                               OpcodeName(opcode_), "(");
+  for (size_t i = 0; i < operands_.size(); ++i) {
+    if (i) s += ", ";
+    StrAppend(&s, "%", operands_[i]->name());
+  }
+  s += ")";
+  return s;
+}
+
+std::unique_ptr<Instruction> Instruction::CloneWithNewOperands(
+    const std::vector<Instruction*>& new_operands) const {
+  auto c = std::make_unique<Instruction>(opcode_, shape_);
+  c->direction_ = direction_;
+  c->comparison_type_ = comparison_type_;
+  c->fusion_kind_ = fusion_kind_;
+  c->has_dimensions_ = has_dimensions_;
+  c->source_line_ = source_line_;
+  c->source_column_ = source_column_;
+  c->int_attr_ = int_attr_;
+  c->name_ = name_;
+  c->called_computations_ = called_computations_;
+  c->dimensions_ = dimensions_;
+  c->literal_ = literal_;
+  c->metadata_ = metadata_;
+  c->attrs_ = attrs_;
+  c->backend_config_ = backend_config_;
+  c->frontend_attributes_ = frontend_attributes_;
+  c->operands_.reserve(new_operands.size());
+  for (Instruction* op : new_operands) c->AppendOperand(op);
+  return c;
+}
+
+}  // namespace hlogym

@@ -1,0 +1,201 @@
+// One HLO instruction: an opcode applied to operands, producing a shape.
+#ifndef HLOGYM_IR_INSTRUCTION_H_
+#define HLOGYM_IR_INSTRUCTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "hlogym/ir/attributes.h"
+#include "hlogym/ir/literal.h"
+#include "hlogym/ir/opcode.h"
+#include "hlogym/ir/shape.h"
+
+namespace hlogym {
+
+class Computation;
+class Module;
+
+// Instructions are owned by their computation. Operand and user lists are
+// kept consistent by every mutating method; control edges likewise.
+//
+// Rarely used attributes live in a copy-on-write InstructionAttrs block so
+// that cloning a module shares them instead of copying strings and vectors.
+class Instruction {
+ public:
+  Instruction(Opcode opcode, Shape shape);
+  Instruction(const Instruction&) = delete;
+  Instruction& operator=(const Instruction&) = delete;
+
+  Opcode opcode() const { return opcode_; }
+  const std::string& name() const { return name_; }
+  // Does not check uniqueness; see Computation::AddInstruction.
+  void set_name(std::string name) { name_ = std::move(name); }
+  int64_t unique_id() const { return unique_id_; }
+  void set_unique_id(int64_t id) { unique_id_ = id; }
+
+  const Shape& shape() const { return shape_; }
+  Shape* mutable_shape() { return &shape_; }
+
+  Computation* parent() const { return parent_; }
+
+  // ---- Operands and users.
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  Instruction* operand(int64_t i) const { return operands_[i]; }
+  const std::vector<Instruction*>& operands() const { return operands_; }
+  const std::vector<Instruction*>& users() const { return users_; }
+  int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
+  bool IsUserOf(const Instruction* producer) const;
+
+  // Appends an operand (the operand gains this instruction as user).
+  void AppendOperand(Instruction* operand);
+  // Replaces operand i; users lists are updated.
+  absl::Status ReplaceOperandWith(int64_t i, Instruction* new_operand);
+  // Makes `user` use `new_producer` wherever it used this instruction.
+  absl::Status ReplaceUseWith(Instruction* user, Instruction* new_producer);
+  // Redirects every user (and the root role) to `new_producer`. Shapes must
+  // be compatible.
+  absl::Status ReplaceAllUsesWith(Instruction* new_producer);
+  // Removes every operand edge (used before deleting the instruction).
+  void DetachOperands();
+
+  // ---- Control dependencies.
+  const std::vector<Instruction*>& control_predecessors() const {
+    return control_predecessors_;
+  }
+  const std::vector<Instruction*>& control_successors() const {
+    return control_successors_;
+  }
+  // Adds the edge this -> successor (both in the same computation).
+  absl::Status AddControlDependencyTo(Instruction* successor);
+  absl::Status RemoveControlDependencyTo(Instruction* successor);
+  void DropAllControlDeps();
+
+  // ---- Called computations, in the order the opcode defines them:
+  // while: {condition, body}; conditional: branches (true, false for a pred
+  // index); select-and-scatter: {select, scatter}; everything else: the
+  // to_apply / calls / called_computations list.
+  const std::vector<Computation*>& called_computations() const {
+    return called_computations_;
+  }
+  void set_called_computations(std::vector<Computation*> c) {
+    called_computations_ = std::move(c);
+  }
+  void ReplaceCalledComputation(Computation* old_c, Computation* new_c);
+  Computation* to_apply() const;
+  Computation* while_condition() const;
+  Computation* while_body() const;
+  Computation* fused_computation() const;  // fusion: calls
+
+  // ---- Frequent attributes, stored inline.
+  // dimensions= (broadcast, transpose, reduce, reverse, concatenate, sort,
+  // map, all-gather, ...).
+  const DimVector& dimensions() const { return dimensions_; }
+  int64_t dimensions(int64_t i) const { return dimensions_[i]; }
+  void set_dimensions(DimVector d) {
+    dimensions_ = std::move(d);
+    has_dimensions_ = true;
+  }
+  bool has_dimensions() const { return has_dimensions_; }
+  // parameter(N)
+  int64_t parameter_number() const { return int_attr_; }
+  // get-tuple-element index=N
+  int64_t tuple_index() const { return int_attr_; }
+  // iota iota_dimension=N
+  int64_t iota_dimension() const { return int_attr_; }
+  void set_int_attr(int64_t v) { int_attr_ = v; }
+  int64_t int_attr() const { return int_attr_; }
+  ComparisonDirection comparison_direction() const { return direction_; }
+  void set_comparison_direction(ComparisonDirection d) { direction_ = d; }
+  ComparisonType comparison_type() const { return comparison_type_; }
+  void set_comparison_type(ComparisonType t) { comparison_type_ = t; }
+  FusionKind fusion_kind() const { return fusion_kind_; }
+  void set_fusion_kind(FusionKind k) { fusion_kind_ = k; }
+
+  // constant
+  bool has_literal() const { return literal_ != nullptr; }
+  const Literal& literal() const;
+  void set_literal(Literal literal);
+
+  // metadata={...}
+  const OpMetadata& metadata() const;
+  bool has_metadata() const { return metadata_ != nullptr; }
+  void set_metadata(OpMetadata m);
+  void clear_metadata() { metadata_.reset(); }
+
+  // backend_config=...
+  const std::string& backend_config() const;
+  void set_backend_config(std::string config);
+
+  // frontend_attributes={...}
+  const FrontendAttributes& frontend_attributes() const;
+  void set_frontend_attributes(FrontendAttributes attrs);
+
+  // The rare attributes. mutable_attrs() copies the block if shared.
+  const InstructionAttrs& attrs() const;
+  InstructionAttrs* mutable_attrs();
+
+  // Where the instruction was defined in text (1-based; 0 if unknown).
+  int32_t source_line() const { return source_line_; }
+  int32_t source_column() const { return source_column_; }
+  void set_source_location(int32_t line, int32_t col) {
+    source_line_ = line;
+    source_column_ = col;
+  }
+
+  // True for instructions with effects beyond their result (they must not
+  // be removed even when unused).
+  bool HasSideEffect() const;
+  bool IsRoot() const;
+
+  // One-line text of this instruction (see text/printer.h for options).
+  std::string ToString() const;
+
+  // Copies opcode, shape, name, attributes and called computations, with
+  // `new_operands` as operands. Users and control edges are not copied.
+  std::unique_ptr<Instruction> CloneWithNewOperands(
+      const std::vector<Instruction*>& new_operands) const;
+
+  // Scratch slot for algorithms (clone maps, visitation marks). Not part of
+  // the instruction's value; not thread-safe.
+  mutable int64_t scratch = 0;
+
+ private:
+  friend class Computation;
+  friend class Module;
+  friend class ReachabilityIndex;
+
+  void RemoveUser(Instruction* user);
+  void AddUser(Instruction* user);
+
+  Opcode opcode_;
+  ComparisonDirection direction_ = ComparisonDirection::kEq;
+  ComparisonType comparison_type_ = ComparisonType::kDefault;
+  FusionKind fusion_kind_ = FusionKind::kLoop;
+  bool has_dimensions_ = false;
+  int32_t source_line_ = 0;
+  int32_t source_column_ = 0;
+  int64_t unique_id_ = -1;
+  int64_t int_attr_ = 0;
+  int32_t slot_ = -1;  // index in the parent's instruction vector
+  Computation* parent_ = nullptr;
+  std::string name_;
+  Shape shape_;
+  std::vector<Instruction*> operands_;
+  std::vector<Instruction*> users_;
+  std::vector<Instruction*> control_predecessors_;
+  std::vector<Instruction*> control_successors_;
+  std::vector<Computation*> called_computations_;
+  DimVector dimensions_;
+  std::shared_ptr<const Literal> literal_;
+  std::shared_ptr<const OpMetadata> metadata_;
+  std::shared_ptr<const InstructionAttrs> attrs_;
+  std::shared_ptr<const std::string> backend_config_;
+  std::shared_ptr<const FrontendAttributes> frontend_attributes_;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_IR_INSTRUCTION_H_

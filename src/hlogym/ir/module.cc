@@ -1,0 +1,231 @@
+#include "hlogym/ir/module.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "hlogym/ir/str_util.h"
+
+namespace hlogym {
+
+Module::Module(std::string name) : name_(std::move(name)) {}
+Module::~Module() = default;
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> c,
+                                    bool is_entry) {
+  Computation* raw = c.get();
+  raw->parent_ = this;
+  for (auto& slot : raw->slots_) {
+    if (slot && slot->unique_id_ < 0) slot->unique_id_ = NextUniqueId();
+    if (slot) next_unique_id_ = std::max(next_unique_id_, slot->unique_id_ + 1);
+  }
+  computations_.push_back(std::move(c));
+  if (is_entry) entry_ = raw;
+  return raw;
+}
+
+absl::Status Module::RemoveComputation(Computation* c) {
+  if (c == entry_) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove the entry computation '", c->name(), "'"));
+  }
+  auto it = std::find_if(computations_.begin(), computations_.end(),
+                         [&](const auto& p) { return p.get() == c; });
+  if (it == computations_.end()) {
+    return absl::NotFoundError(
+        StrCat("computation '", c->name(), "' is not in the module"));
+  }
+  for (const auto& comp : computations_) {
+    if (comp.get() == c) continue;
+    bool called = false;
+    comp->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        if (callee == c) called = true;
+      }
+    });
+    if (called) {
+      return absl::FailedPreconditionError(StrCat(
+          "cannot remove '", c->name(), "': computation '", comp->name(),
+          "' calls it"));
+    }
+  }
+  computations_.erase(it);
+  return absl::OkStatus();
+}
+
+int64_t Module::RemoveUnusedComputations() {
+  if (entry_ == nullptr) return 0;
+  absl::flat_hash_set<const Computation*> live = {entry_};
+  std::vector<const Computation*> stack = {entry_};
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    c->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        if (live.insert(callee).second) stack.push_back(callee);
+      }
+    });
+  }
+  const size_t before = computations_.size();
+  std::erase_if(computations_,
+                [&](const auto& p) { return !live.contains(p.get()); });
+  return static_cast<int64_t>(before - computations_.size());
+}
+
+Computation* Module::FindComputation(std::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<Computation*> Module::MakeComputationPostOrder() const {
+  std::vector<Computation*> order;
+  order.reserve(computations_.size());
+  for (const auto& c : computations_) c->scratch = 0;
+  std::vector<std::pair<Computation*, std::vector<Computation*>>> stack;
+  auto callees_of = [](Computation* c) {
+    std::vector<Computation*> out;
+    c->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        out.push_back(callee);
+      }
+    });
+    std::reverse(out.begin(), out.end());  // popped from the back in order
+    return out;
+  };
+  auto visit = [&](Computation* start) {
+    if (start->scratch != 0) return;
+    start->scratch = 1;
+    stack.emplace_back(start, callees_of(start));
+    while (!stack.empty()) {
+      auto& [c, pending] = stack.back();
+      if (!pending.empty()) {
+        Computation* next = pending.back();
+        pending.pop_back();
+        if (next->scratch == 0) {
+          next->scratch = 1;
+          auto callees = callees_of(next);
+          stack.emplace_back(next, std::move(callees));
+        }
+        continue;
+      }
+      c->scratch = 2;
+      order.push_back(c);
+      stack.pop_back();
+    }
+  };
+  for (const auto& c : computations_) {
+    if (c.get() != entry_) visit(c.get());
+  }
+  if (entry_) visit(entry_);
+  return order;
+}
+
+int64_t Module::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+namespace {
+
+// Splits "add.12" into ("add", 12); names without a numeric suffix give -1.
+std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size()) {
+    return {name, -1};
+  }
+  int64_t n;
+  std::string_view digits = name.substr(dot + 1);
+  if (!std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return absl::ascii_isdigit(c); }) ||
+      std::from_chars(digits.data(), digits.data() + digits.size(), n).ec !=
+          std::errc()) {
+    return {name, -1};
+  }
+  return {name.substr(0, dot), n};
+}
+
+}  // namespace
+
+std::string Module::UniqueInstructionName(std::string_view base) {
+  if (!used_names_) {
+    used_names_ = std::make_unique<absl::flat_hash_map<std::string, int64_t>>();
+    for (const auto& c : computations_) {
+      c->ForEachInstruction([&](Instruction* i) {
+        (*used_names_)[i->name()] = 0;
+        auto [stem, n] = SplitSuffix(i->name());
+        auto& next = (*used_names_)[std::string(stem) + "."];
+        next = std::max(next, n + 1);
+      });
+    }
+  }
+  auto [stem, n] = SplitSuffix(base);
+  std::string name(base);
+  if (!used_names_->contains(name)) {
+    (*used_names_)[name] = 0;
+    auto& next = (*used_names_)[std::string(stem) + "."];
+    next = std::max(next, n + 1);
+    return name;
+  }
+  auto& next = (*used_names_)[std::string(stem) + "."];
+  while (true) {
+    name = StrCat(stem, ".", next++);
+    if (!used_names_->contains(name)) break;
+  }
+  (*used_names_)[name] = 0;
+  return name;
+}
+
+std::string Module::UniqueComputationName(std::string_view base) {
+  std::string name(base);
+  for (int64_t i = 1; FindComputation(name) != nullptr; ++i) {
+    name = StrCat(base, ".", i);
+  }
+  return name;
+}
+
+std::unique_ptr<Module> Module::Clone() const {
+  auto m = std::make_unique<Module>(name_);
+  m->config_ = config_;
+  m->next_unique_id_ = next_unique_id_;
+  std::vector<Computation*> fresh;
+  fresh.reserve(computations_.size());
+  for (size_t i = 0; i < computations_.size(); ++i) {
+    computations_[i]->scratch = static_cast<int64_t>(i);
+  }
+  for (const auto& c : computations_) {
+    auto nc = c->Clone();
+    nc->parent_ = m.get();
+    Computation* raw = nc.get();
+    m->computations_.push_back(std::move(nc));
+    if (c.get() == entry_) m->entry_ = raw;
+    fresh.push_back(raw);
+  }
+  // Point called computations at the clones.
+  for (Computation* c : fresh) {
+    c->ForEachInstruction([&](Instruction* i) {
+      for (auto& callee : i->called_computations_) {
+        callee = fresh[callee->scratch];
+      }
+    });
+  }
+  return m;
+}
+
+absl::flat_hash_map<const Computation*, std::vector<Instruction*>>
+Module::Callers() const {
+  absl::flat_hash_map<const Computation*, std::vector<Instruction*>> callers;
+  for (const auto& c : computations_) {
+    c->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        callers[callee].push_back(i);
+      }
+    });
+  }
+  return callers;
+}
+
+}  // namespace hlogym

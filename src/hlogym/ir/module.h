@@ -1,0 +1,123 @@
+// An HLO module: computations, one of which is the entry, plus config.
+#ifndef HLOGYM_IR_MODULE_H_
+#define HLOGYM_IR_MODULE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "hlogym/ir/computation.h"
+
+namespace hlogym {
+
+// entry_computation_layout={(f32[2]{0}, s32[])->f32[2]{0}}
+struct ComputationLayout {
+  std::vector<Shape> parameters;
+  Shape result;
+  bool operator==(const ComputationLayout&) const = default;
+};
+
+// input_output_alias={ {0}: (0, {}, may-alias) }
+struct InputOutputAlias {
+  ShapeIndex output_index;
+  int64_t parameter = 0;
+  ShapeIndex parameter_index;
+  enum class Kind : uint8_t { kUnspecified, kMayAlias, kMustAlias };
+  Kind kind = Kind::kUnspecified;
+  bool operator==(const InputOutputAlias&) const = default;
+};
+
+// buffer_donor={ (0, {}) }
+struct BufferDonor {
+  int64_t parameter = 0;
+  ShapeIndex index;
+  bool operator==(const BufferDonor&) const = default;
+};
+
+struct ModuleConfig {
+  std::optional<bool> is_scheduled;
+  std::optional<int64_t> replica_count;
+  std::optional<int64_t> num_partitions;
+  std::optional<ComputationLayout> entry_computation_layout;
+  std::optional<std::vector<InputOutputAlias>> input_output_alias;
+  std::optional<std::vector<BufferDonor>> buffer_donor;
+  std::optional<bool> alias_passthrough_params;
+  std::optional<FrontendAttributes> frontend_attributes;
+  std::optional<std::vector<bool>> allow_spmd_sharding_propagation_to_parameters;
+  std::optional<std::vector<bool>> allow_spmd_sharding_propagation_to_output;
+  // Kept as normalized text: rarely used, and only printed back.
+  std::string origin_recovery_table;
+  std::string debug_attributes;
+  std::string stack_frames;  // the FileNames ... StackFrames block
+};
+
+class Module {
+ public:
+  explicit Module(std::string name);
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module();
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  const ModuleConfig& config() const { return config_; }
+  ModuleConfig* mutable_config() { return &config_; }
+
+  // Takes ownership. Callees must be added before their callers.
+  Computation* AddComputation(std::unique_ptr<Computation> c, bool is_entry);
+  // Removes a computation no instruction calls.
+  absl::Status RemoveComputation(Computation* c);
+  // Removes computations unreachable from the entry through calls.
+  int64_t RemoveUnusedComputations();
+
+  Computation* entry_computation() const { return entry_; }
+  void set_entry_computation(Computation* c) { entry_ = c; }
+  // In insertion (text) order.
+  const std::vector<std::unique_ptr<Computation>>& computations() const {
+    return computations_;
+  }
+  int64_t computation_count() const {
+    return static_cast<int64_t>(computations_.size());
+  }
+  Computation* FindComputation(std::string_view name) const;
+
+  // Callees before callers, starting from the entry; computations not
+  // reachable from the entry are included (before the reachable ones that
+  // follow them in text order).
+  std::vector<Computation*> MakeComputationPostOrder() const;
+
+  int64_t instruction_count() const;
+
+  // Fresh id for a new instruction.
+  int64_t NextUniqueId() { return next_unique_id_++; }
+
+  // A name not yet used by any instruction of the module, derived from
+  // `base` ("add" -> "add", "add.1", ...).
+  std::string UniqueInstructionName(std::string_view base);
+  std::string UniqueComputationName(std::string_view base);
+
+  // Deep copy. Literal, metadata and attribute blocks are shared (they are
+  // immutable and copied on write).
+  std::unique_ptr<Module> Clone() const;
+
+  // The instructions that call each computation (recomputed each call).
+  absl::flat_hash_map<const Computation*, std::vector<Instruction*>> Callers()
+      const;
+
+ private:
+  std::string name_;
+  ModuleConfig config_;
+  std::vector<std::unique_ptr<Computation>> computations_;
+  Computation* entry_ = nullptr;
+  int64_t next_unique_id_ = 0;
+  // Lazily built for UniqueInstructionName.
+  std::unique_ptr<absl::flat_hash_map<std::string, int64_t>> used_names_;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_IR_MODULE_H_

@@ -1,0 +1,47 @@
+// Small string helpers (concatenation with fast integer formatting).
+#ifndef HLOGYM_IR_STR_UTIL_H_
+#define HLOGYM_IR_STR_UTIL_H_
+
+#include <charconv>
+#include <concepts>
+#include <string>
+#include <string_view>
+
+namespace hlogym {
+
+namespace str_internal {
+
+inline void AppendOne(std::string* out, std::string_view s) { out->append(s); }
+inline void AppendOne(std::string* out, const char* s) { out->append(s); }
+inline void AppendOne(std::string* out, const std::string& s) {
+  out->append(s);
+}
+inline void AppendOne(std::string* out, char c) { out->push_back(c); }
+template <std::integral T>
+  requires(!std::same_as<T, char> && !std::same_as<T, bool>)
+void AppendOne(std::string* out, T v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+inline void AppendOne(std::string* out, bool v) {
+  out->append(v ? "true" : "false");
+}
+
+}  // namespace str_internal
+
+template <typename... Args>
+void StrAppend(std::string* out, const Args&... args) {
+  (str_internal::AppendOne(out, args), ...);
+}
+
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  std::string s;
+  StrAppend(&s, args...);
+  return s;
+}
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_IR_STR_UTIL_H_

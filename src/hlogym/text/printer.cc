@@ -1,0 +1,1 @@
+#include "hlogym/text/printer.h"
