@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hlogym/ir/literal.h"
+#include "hlogym/ir/opcode.h"
 #include "hlogym/ir/shape.h"
 
 namespace hlogym {
@@ -264,6 +265,9 @@ struct InstructionAttrs {
   std::optional<int64_t> cross_program_prefetch_index;
   bool is_host_transfer = false;
   std::string async_execution_thread;  // async ops; empty = default
+  // `op-update`/`op-done` shorthand whose operand is not an async op: the
+  // opcode written before the suffix.
+  std::optional<Opcode> async_wrapped_opcode;
 
   // Misc opcode-specific.
   float epsilon = 0;

@@ -198,6 +198,7 @@ std::unique_ptr<Computation> Computation::Clone(
   auto c = std::make_unique<Computation>(name_);
   c->execution_thread_ = execution_thread_;
   c->is_fusion_computation_ = is_fusion_computation_;
+  c->is_async_wrapper_ = is_async_wrapper_;
   c->slots_.reserve(live_count_);
   std::vector<Instruction*> fresh;
   fresh.reserve(slots_.size());

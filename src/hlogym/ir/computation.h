@@ -72,6 +72,10 @@ class Computation {
   // hashing treat them as part of their caller.
   bool IsFusionComputation() const { return is_fusion_computation_; }
   void set_is_fusion_computation(bool v) { is_fusion_computation_ = v; }
+  // The computation the parser builds for `op-start` shorthand (an async
+  // op wrapping one instruction); printed inline as that shorthand.
+  bool IsAsyncWrapper() const { return is_async_wrapper_; }
+  void set_is_async_wrapper(bool v) { is_async_wrapper_ = v; }
   const std::string& execution_thread() const { return execution_thread_; }
   void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
 
@@ -95,6 +99,7 @@ class Computation {
   Module* parent_ = nullptr;
   Instruction* root_ = nullptr;
   bool is_fusion_computation_ = false;
+  bool is_async_wrapper_ = false;
   std::vector<std::unique_ptr<Instruction>> slots_;  // nullptr = removed
   int64_t live_count_ = 0;
   std::vector<Instruction*> parameters_;

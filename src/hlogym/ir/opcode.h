@@ -27,9 +27,9 @@ namespace hlogym {
   X(kAnd, "and", 2)                                       \
   X(kAsin, "asin", 1)                                     \
   X(kAsinh, "asinh", 1)                                   \
-  X(kAsyncDone, "async-done", 1)                          \
+  X(kAsyncDone, "async-done", -1)                          \
   X(kAsyncStart, "async-start", -1)                       \
-  X(kAsyncUpdate, "async-update", 1)                      \
+  X(kAsyncUpdate, "async-update", -1)                      \
   X(kAtan2, "atan2", 2)                                   \
   X(kAtanh, "atanh", 1)                                   \
   X(kBatchNormGrad, "batch-norm-grad", 5)                 \

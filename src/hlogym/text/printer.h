@@ -10,8 +10,8 @@ namespace hlogym {
 
 struct PrintOptions {
   bool print_metadata = true;
-  // Write operands as `f32[4]{0} %x` instead of `%x`.
-  bool print_operand_shapes = true;
+  // Write operands as `f32[4]{0} %x` instead of `%x` (older dumps do).
+  bool print_operand_shapes = false;
   bool print_percent = true;         // '%' before names
   bool print_backend_config = true;
   bool print_large_constants = true; // false: elide big constants as {...}

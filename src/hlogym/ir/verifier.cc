@@ -1,0 +1,2974 @@
+// The HLO verifier: structural checks, per-opcode shape rules (through
+// shape_inference.h) and module-wide invariants, following XLA's HloVerifier
+// with its default options unless noted.
+#include "hlogym/ir/verifier.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "hlogym/ir/shape_inference.h"
+#include "hlogym/ir/str_util.h"
+
+namespace hlogym {
+namespace {
+
+constexpr std::string_view kMainThread = "main";
+
+std::string_view ThreadName(std::string_view t) {
+  return t.empty() ? kMainThread : t;
+}
+
+std::string IntList(std::span<const int64_t> v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s.push_back(',');
+    StrAppend(&s, v[i]);
+  }
+  s.push_back('}');
+  return s;
+}
+
+bool IsAsyncOp(Opcode op) {
+  return op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate ||
+         op == Opcode::kAsyncDone;
+}
+
+// Opcodes that may carry called computations.
+bool MayCallComputations(Opcode op) {
+  switch (op) {
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kCustomCall:
+    case Opcode::kFusion:
+    case Opcode::kMap:
+    case Opcode::kReduce:
+    case Opcode::kReduceScatter:
+    case Opcode::kReduceWindow:
+    case Opcode::kScan:
+    case Opcode::kScatter:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kSort:
+    case Opcode::kTopK:
+    case Opcode::kWhile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Opcodes whose result XLA compares exactly (no fp-precision slack): they
+// move or reinterpret data rather than compute it.
+bool ExactShapeOpcode(Opcode op) {
+  switch (op) {
+    case Opcode::kBitcast:
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kConstant:
+    case Opcode::kCopyDone:
+    case Opcode::kCopyStart:
+    case Opcode::kCustomCall:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kGetTupleElement:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kParameter:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Opcodes exempt from XLA's mixed-precision operand check.
+bool MixedPrecisionExempt(Opcode op) {
+  switch (op) {
+    case Opcode::kCall:
+    case Opcode::kConditional:
+    case Opcode::kConstant:
+    case Opcode::kConvolution:
+    case Opcode::kDot:
+    case Opcode::kRaggedDot:
+    case Opcode::kScaledDot:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAsyncDone:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncStart:
+    case Opcode::kCopyDone:
+    case Opcode::kCopyStart:
+    case Opcode::kCustomCall:
+    case Opcode::kDomain:
+    case Opcode::kFusion:
+    case Opcode::kGetTupleElement:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kParameter:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kReducePrecision:
+    case Opcode::kReduceWindow:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kSort:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+    case Opcode::kAlternatives:
+    case Opcode::kScan:
+    case Opcode::kMap:
+    case Opcode::kReduce:
+    case Opcode::kScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool HasBuffer(const Shape& s) {
+  if (s.IsBuffer()) return true;
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) {
+      if (HasBuffer(e)) return true;
+    }
+  }
+  return false;
+}
+
+// Visits every leaf (non-tuple sub-shape) with its index.
+void ForEachLeaf(const Shape& s, ShapeIndex* index,
+                 const std::function<void(const Shape&, const ShapeIndex&)>& f) {
+  if (s.IsTuple()) {
+    for (int64_t i = 0; i < s.tuple_shapes_size(); ++i) {
+      index->push_back(i);
+      ForEachLeaf(s.tuple_shapes(i), index, f);
+      index->pop_back();
+    }
+    return;
+  }
+  f(s, *index);
+}
+
+std::string IndexText(const ShapeIndex& index) { return IntList(index); }
+
+const FrontendAttribute* FindFrontendAttr(const Instruction* inst,
+                                          std::string_view key) {
+  for (const FrontendAttribute& a : inst->frontend_attributes()) {
+    if (a.key == key) return &a;
+  }
+  return nullptr;
+}
+
+enum class GroupMode {
+  kCrossReplica,
+  kCrossPartition,
+  kCrossReplicaAndPartition,
+  kFlattenedId,
+};
+
+std::string_view GroupModeName(GroupMode m) {
+  switch (m) {
+    case GroupMode::kCrossReplica:
+      return "cross-replica";
+    case GroupMode::kCrossPartition:
+      return "cross-partition";
+    case GroupMode::kCrossReplicaAndPartition:
+      return "cross-replica-and-partition";
+    case GroupMode::kFlattenedId:
+      return "flattened-id";
+  }
+  return "";
+}
+
+// Parses "{{0,1},{1,2}}" into pairs; nullopt if the text is malformed.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
+    std::string_view text) {
+  std::vector<int64_t> nums;
+  std::vector<int> depth_of;
+  int depth = 0;
+  std::vector<std::vector<int64_t>> groups;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{') {
+      ++depth;
+      if (depth == 2) groups.emplace_back();
+    } else if (c == '}') {
+      --depth;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+      if (depth != 2 || groups.empty()) return std::nullopt;
+      groups.back().push_back(
+          std::strtoll(std::string(text.substr(i, j - i)).c_str(), nullptr,
+                       10));
+      i = j - 1;
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const auto& g : groups) {
+    if (g.size() != 2) return std::nullopt;
+    pairs.emplace_back(g[0], g[1]);
+  }
+  return pairs;
+}
+
+class Verifier {
+ public:
+  Verifier(const Module& module, const VerifierOptions& options,
+           const std::string& file)
+      : module_(module), opts_(options), file_(file) {}
+
+  absl::Status Run();
+
+ private:
+  // ---- Messages.
+  template <typename... Args>
+  absl::Status InstError(const Instruction* inst, const Args&... args) const {
+    std::string msg;
+    if (!file_.empty() && inst->source_line() > 0) {
+      StrAppend(&msg, file_, ":", inst->source_line(), ":",
+                inst->source_column(), ": ");
+    } else if (!file_.empty()) {
+      StrAppend(&msg, file_, ": ");
+    }
+    StrAppend(&msg, "instruction '", inst->name(), "': ", args...);
+    return absl::InvalidArgumentError(msg);
+  }
+  template <typename... Args>
+  absl::Status CompError(const Computation* c, const Args&... args) const {
+    std::string msg;
+    if (!file_.empty()) StrAppend(&msg, file_, ": ");
+    StrAppend(&msg, "computation '", c->name(), "': ", args...);
+    return absl::InvalidArgumentError(msg);
+  }
+  template <typename... Args>
+  absl::Status ModError(const Args&... args) const {
+    std::string msg;
+    if (!file_.empty()) StrAppend(&msg, file_, ": ");
+    StrAppend(&msg, "module '", module_.name(), "': ", args...);
+    return absl::InvalidArgumentError(msg);
+  }
+  // Prefixes an inference error with the instruction.
+  absl::Status Wrap(const Instruction* inst, const absl::Status& s) const {
+    return InstError(inst, std::string(s.message()));
+  }
+
+  // ---- Structure.
+  absl::Status VerifyStructure();
+  absl::Status VerifyComputationStructure(const Computation* c);
+  absl::Status VerifyAcyclic(const Computation* c);
+  absl::Status VerifyCallGraphAcyclic();
+
+  // ---- Shapes.
+  absl::Status VerifyShapeWellFormed(const Instruction* inst, const Shape& s);
+  bool ShapesSame(const Shape& a, const Shape& b) const;
+  absl::Status CheckShape(const Instruction* inst,
+                          const absl::StatusOr<Shape>& inferred);
+  absl::Status CheckMixedPrecision(const Instruction* inst);
+  absl::Status VerifyInstruction(const Instruction* inst);
+  absl::Status VerifyOperandCount(const Instruction* inst);
+  absl::Status VerifyCalledCount(const Instruction* inst);
+  absl::Status VerifyGenericAttributes(const Instruction* inst);
+  absl::Status VerifySharding(const Instruction* inst, const Sharding& sh,
+                              const Shape& shape);
+  absl::Status VerifyOrigin(const Instruction* inst);
+
+  // Opcode families.
+  absl::Status HandleElementwise(const Instruction* inst);
+  absl::Status HandleCompareType(const Instruction* inst);
+  absl::Status HandleDot(const Instruction* inst);
+  absl::Status HandleFusion(const Instruction* inst);
+  absl::Status HandleCall(const Instruction* inst);
+  absl::Status HandleWhile(const Instruction* inst);
+  absl::Status HandleConditional(const Instruction* inst);
+  absl::Status HandleCustomCall(const Instruction* inst);
+  absl::Status HandleAliasing(const Instruction* inst,
+                              const std::vector<OutputOperandAlias>& aliases,
+                              bool compare_layouts);
+  absl::Status HandleCollective(const Instruction* inst);
+  absl::Status HandleCollectivePermute(const Instruction* inst);
+  absl::Status HandleAsync(const Instruction* inst);
+  absl::Status HandleSendRecv(const Instruction* inst);
+  absl::Status HandleRng(const Instruction* inst);
+
+  absl::Status CheckReplicaGroups(const Instruction* inst, GroupMode mode,
+                                  bool uniform);
+  absl::StatusOr<GroupMode> GetGroupMode(const Instruction* inst,
+                                         bool has_global_ids_flag) const;
+  int64_t SubgroupSize(const Instruction* inst, GroupMode mode) const;
+  std::vector<std::vector<int64_t>> Groups(const Instruction* inst) const;
+
+  // Execution threads of called computations.
+  absl::Status CheckCalleeThreads(const Instruction* inst, bool skip_async);
+  absl::Status CheckNestedThreads(const Instruction* inst,
+                                  const Computation* comp, bool skip_async,
+                                  int depth);
+  absl::Status CheckConsistentSharding(
+      const Instruction* inst, std::span<const Instruction* const> insts);
+
+  // Async helpers.
+  const Computation* WrappedComputation(const Instruction* inst) const;
+  const Instruction* TraceAsyncSource(const Instruction* value,
+                                      std::vector<int64_t> index,
+                                      int depth) const;
+
+  // ---- Module-wide checks.
+  absl::Status VerifyAsyncPairs();
+  absl::Status VerifyChannels();
+  absl::Status VerifyLayoutConstrainedAllReduce();
+  absl::Status VerifyEntryLayoutAndAliases();
+  absl::Status VerifyBuffers();
+
+  const Module& module_;
+  const VerifierOptions& opts_;
+  const std::string& file_;
+  int64_t replica_count_ = 1;
+  int64_t num_partitions_ = 1;
+  // The instructions calling each computation.
+  absl::flat_hash_map<const Computation*, std::vector<const Instruction*>>
+      callers_;
+  absl::flat_hash_set<const Computation*> module_computations_;
+};
+
+// ---------------------------------------------------------------------------
+// Structure.
+
+absl::Status Verifier::VerifyStructure() {
+  const Computation* entry = module_.entry_computation();
+  if (entry == nullptr) return ModError("module has no entry computation");
+  absl::flat_hash_set<std::string> names;
+  for (const auto& c : module_.computations()) {
+    if (c == nullptr) return ModError("module holds a null computation");
+    module_computations_.insert(c.get());
+    if (!names.insert(c->name()).second) {
+      return CompError(c.get(), "computation name is not unique in the module");
+    }
+  }
+  if (!module_computations_.contains(entry)) {
+    return ModError("entry computation '", entry->name(),
+                    "' is not part of the module");
+  }
+  if (entry->IsFusionComputation()) {
+    return CompError(entry, "the entry computation cannot be a fusion "
+                            "computation");
+  }
+  for (const auto& c : module_.computations()) {
+    if (absl::Status s = VerifyComputationStructure(c.get()); !s.ok()) {
+      return s;
+    }
+  }
+  for (const auto& c : module_.computations()) {
+    c->ForEachInstruction([&](Instruction* inst) {
+      for (Computation* callee : inst->called_computations()) {
+        if (callee != nullptr) callers_[callee].push_back(inst);
+      }
+    });
+  }
+  if (absl::Status s = VerifyCallGraphAcyclic(); !s.ok()) return s;
+  for (const auto& c : module_.computations()) {
+    if (absl::Status s = VerifyAcyclic(c.get()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyComputationStructure(const Computation* c) {
+  if (c->instruction_count() == 0) {
+    return CompError(c, "computation has no instructions");
+  }
+  const Instruction* root = c->root_instruction();
+  if (root == nullptr) return CompError(c, "computation has no ROOT");
+  if (root->parent() != c) {
+    return CompError(c, "ROOT '", root->name(),
+                     "' does not belong to the computation");
+  }
+  absl::flat_hash_set<std::string_view> names;
+  std::vector<const Instruction*> params;
+  absl::Status status = absl::OkStatus();
+  c->ForEachInstruction([&](const Instruction* inst) {
+    if (!status.ok()) return;
+    if (inst->parent() != c) {
+      status = InstError(inst, "instruction's parent is not its computation '",
+                         c->name(), "'");
+      return;
+    }
+    if (!names.insert(inst->name()).second) {
+      status = InstError(inst, "instruction name is not unique in computation '",
+                         c->name(), "'");
+      return;
+    }
+    if (inst->opcode() == Opcode::kParameter) params.push_back(inst);
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const Instruction* op = inst->operand(i);
+      if (op == nullptr) {
+        status = InstError(inst, "operand ", i, " is null");
+        return;
+      }
+      if (op->parent() != c) {
+        status = InstError(inst, "operand ", i, " ('", op->name(),
+                           "') is in a different computation");
+        return;
+      }
+    }
+    for (const Instruction* p : inst->control_predecessors()) {
+      if (p == nullptr || p->parent() != c) {
+        status = InstError(inst, "control predecessor '",
+                           p ? p->name() : std::string("null"),
+                           "' is in a different computation");
+        return;
+      }
+    }
+    for (const Instruction* p : inst->control_successors()) {
+      if (p == nullptr || p->parent() != c) {
+        status = InstError(inst, "control successor '",
+                           p ? p->name() : std::string("null"),
+                           "' is in a different computation");
+        return;
+      }
+    }
+    if (!inst->called_computations().empty() &&
+        !MayCallComputations(inst->opcode())) {
+      status = InstError(inst, OpcodeName(inst->opcode()),
+                         " cannot call computations");
+      return;
+    }
+    for (const Computation* callee : inst->called_computations()) {
+      if (callee == nullptr || !module_computations_.contains(callee)) {
+        status = InstError(inst, "calls a computation that is not part of "
+                                 "the module");
+        return;
+      }
+    }
+  });
+  if (!status.ok()) return status;
+  // Parameter numbers must be exactly 0..n-1.
+  std::vector<const Instruction*> by_number(params.size(), nullptr);
+  for (const Instruction* p : params) {
+    const int64_t n = p->parameter_number();
+    if (n < 0 || n >= static_cast<int64_t>(params.size())) {
+      return InstError(p, "parameter number ", n, " is out of range: ",
+                       "computation '", c->name(), "' has ", params.size(),
+                       " parameters, numbered 0..", params.size() - 1);
+    }
+    if (by_number[n] != nullptr) {
+      return InstError(p, "parameter number ", n, " is used twice (also by '",
+                       by_number[n]->name(), "')");
+    }
+    by_number[n] = p;
+  }
+  if (c->num_parameters() != static_cast<int64_t>(params.size())) {
+    return CompError(c, "computation registers ", c->num_parameters(),
+                     " parameters but has ", params.size(),
+                     " parameter instructions");
+  }
+  for (int64_t i = 0; i < c->num_parameters(); ++i) {
+    if (c->parameter_instruction(i) != by_number[i]) {
+      return CompError(c, "parameter ", i, " is not registered");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyAcyclic(const Computation* c) {
+  // Iterative DFS over operand and control-predecessor edges.
+  absl::flat_hash_map<const Instruction*, int> state;  // 1 open, 2 done
+  std::vector<std::pair<const Instruction*, size_t>> stack;
+  auto edges = [](const Instruction* i) {
+    return static_cast<size_t>(i->operand_count()) +
+           i->control_predecessors().size();
+  };
+  auto edge = [](const Instruction* i, size_t k) -> const Instruction* {
+    if (k < static_cast<size_t>(i->operand_count())) return i->operand(k);
+    return i->control_predecessors()[k - i->operand_count()];
+  };
+  absl::Status status = absl::OkStatus();
+  c->ForEachInstruction([&](const Instruction* start) {
+    if (!status.ok() || state.contains(start)) return;
+    state[start] = 1;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [inst, k] = stack.back();
+      if (k == edges(inst)) {
+        state[inst] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Instruction* next = edge(inst, k++);
+      auto it = state.find(next);
+      if (it == state.end()) {
+        state[next] = 1;
+        stack.emplace_back(next, 0);
+      } else if (it->second == 1) {
+        status = InstError(next, "instruction is part of a cycle through "
+                                 "operands or control edges");
+        return;
+      }
+    }
+  });
+  return status;
+}
+
+absl::Status Verifier::VerifyCallGraphAcyclic() {
+  absl::flat_hash_map<const Computation*, int> state;
+  std::function<absl::Status(const Computation*)> visit =
+      [&](const Computation* c) -> absl::Status {
+    state[c] = 1;
+    absl::Status status = absl::OkStatus();
+    c->ForEachInstruction([&](const Instruction* inst) {
+      if (!status.ok()) return;
+      for (const Computation* callee : inst->called_computations()) {
+        auto it = state.find(callee);
+        if (it == state.end()) {
+          status = visit(callee);
+          if (!status.ok()) return;
+        } else if (it->second == 1) {
+          status = InstError(inst, "calls computation '", callee->name(),
+                             "' recursively");
+          return;
+        }
+      }
+    });
+    state[c] = 2;
+    return status;
+  };
+  for (const auto& c : module_.computations()) {
+    if (!state.contains(c.get())) {
+      if (absl::Status s = visit(c.get()); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Shape helpers.
+
+absl::Status Verifier::VerifyShapeWellFormed(const Instruction* inst,
+                                             const Shape& s) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) {
+      if (absl::Status st = VerifyShapeWellFormed(inst, e); !st.ok()) {
+        return st;
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (s.IsBuffer()) {
+    if (s.tuple_shapes_size() != 1 || !s.buffer_shape().IsArray()) {
+      return InstError(inst, "buffer shape ", ShapeText(s),
+                       " must wrap an array");
+    }
+    return VerifyShapeWellFormed(inst, s.buffer_shape());
+  }
+  if (!s.IsArray()) {
+    if (s.element_type() == PrimitiveType::kInvalid) {
+      return InstError(inst, "shape has no element type");
+    }
+    return absl::OkStatus();
+  }
+  for (int64_t i = 0; i < s.rank(); ++i) {
+    const int64_t d = s.dimensions(i);
+    if (d < 0 && d != Shape::kUnboundedSize) {
+      return InstError(inst, "shape ", ShapeText(s),
+                       " has a negative dimension size");
+    }
+  }
+  if (s.has_layout()) {
+    const Layout& l = s.layout();
+    if (static_cast<int64_t>(l.minor_to_major.size()) != s.rank()) {
+      return InstError(inst, "layout of ", s.ToString(),
+                       " has a minor-to-major size different from the rank");
+    }
+    std::vector<bool> seen(s.rank(), false);
+    for (int64_t d : l.minor_to_major) {
+      if (d < 0 || d >= s.rank() || seen[d]) {
+        return InstError(inst, "layout of ", s.ToString(),
+                         " is not a permutation of the dimensions");
+      }
+      seen[d] = true;
+    }
+    // Element sizes in a layout are only meaningful for packed sub-byte
+    // types (as XLA's CPU/GPU shape verifier requires).
+    if (l.element_size_in_bits != 0 && BitWidth(s.element_type()) >= 8) {
+      return InstError(inst, "layout of ", s.ToString(),
+                       " sets an element size in bits, which only sub-byte "
+                       "types may have");
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Verifier::ShapesSame(const Shape& a, const Shape& b) const {
+  if (!opts_.layout_sensitive) return a.Compatible(b);
+  if (!a.Compatible(b)) return false;
+  if (a.IsTuple()) {
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!ShapesSame(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (a.IsArray() && a.has_layout() && b.has_layout()) {
+    return a.layout().minor_to_major == b.layout().minor_to_major;
+  }
+  return true;
+}
+
+absl::Status Verifier::CheckMixedPrecision(const Instruction* inst) {
+  if (MixedPrecisionExempt(inst->opcode())) return absl::OkStatus();
+  PrimitiveType fp = PrimitiveType::kInvalid;
+  for (const Instruction* op : inst->operands()) {
+    ShapeIndex index;
+    bool mixed = false;
+    ForEachLeaf(op->shape(), &index, [&](const Shape& s, const ShapeIndex&) {
+      if (!s.IsArray() || !IsFloatingPointType(s.element_type())) return;
+      if (fp == PrimitiveType::kInvalid) {
+        fp = s.element_type();
+      } else if (fp != s.element_type()) {
+        mixed = true;
+      }
+    });
+    if (mixed) {
+      return InstError(inst, "Seen floating point types of different "
+                             "precisions, but mixed precision is disallowed");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckShape(const Instruction* inst,
+                                  const absl::StatusOr<Shape>& inferred) {
+  if (!inferred.ok()) return Wrap(inst, inferred.status());
+  if (!opts_.allow_mixed_precision) {
+    if (absl::Status s = CheckMixedPrecision(inst); !s.ok()) return s;
+  }
+  const Shape& actual = inst->shape();
+  bool equal;
+  if (ExactShapeOpcode(inst->opcode())) {
+    equal = ShapesSame(actual, *inferred);
+  } else {
+    equal = CompatibleShapes(actual, *inferred, opts_.allow_mixed_precision);
+  }
+  if (!equal) {
+    return InstError(inst, "expected shape ", ShapeText(*inferred),
+                     ", actual shape is ", ShapeText(actual));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Per-instruction checks.
+
+absl::Status Verifier::VerifyOperandCount(const Instruction* inst) {
+  const Opcode op = inst->opcode();
+  const int64_t n = inst->operand_count();
+  int64_t expected = OpcodeArity(op);
+  switch (op) {
+    case Opcode::kAsyncUpdate:
+      if (n < 1) return InstError(inst, "async-update needs an operand");
+      return absl::OkStatus();
+    case Opcode::kRng:
+      expected = 2;
+      break;
+    case Opcode::kDynamicReshape:
+      if (n < 1) return InstError(inst, "dynamic-reshape needs an operand");
+      return absl::OkStatus();
+    default:
+      break;
+  }
+  if (expected >= 0 && n != expected) {
+    return InstError(inst, "expected ", expected, " operands for ",
+                     OpcodeName(op), ", got ", n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyCalledCount(const Instruction* inst) {
+  const auto& called = inst->called_computations();
+  int expected = -1;
+  switch (inst->opcode()) {
+    case Opcode::kWhile:
+    case Opcode::kSelectAndScatter:
+      expected = 2;
+      break;
+    case Opcode::kFusion:
+    case Opcode::kCall:
+    case Opcode::kMap:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kScatter:
+    case Opcode::kSort:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAsyncStart:
+    case Opcode::kScan:
+      expected = 1;
+      break;
+    case Opcode::kConditional:
+      if (called.empty()) {
+        return InstError(inst, "conditional needs branch computations");
+      }
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
+  if (static_cast<int>(called.size()) != expected) {
+    return InstError(inst, OpcodeName(inst->opcode()), " must call ", expected,
+                     " computation(s), calls ", called.size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifySharding(const Instruction* inst,
+                                      const Sharding& sh, const Shape& shape) {
+  switch (sh.kind) {
+    case Sharding::Kind::kMaximal:
+      if (sh.device < 0) {
+        return InstError(inst, "maximal sharding device ", sh.device,
+                         " must be non-negative");
+      }
+      return absl::OkStatus();
+    case Sharding::Kind::kTiled: {
+      if (!shape.IsArray()) return absl::OkStatus();
+      int64_t subgroups = static_cast<int64_t>(sh.last_tile_dims.size()) +
+                          (sh.last_tile_dim_replicate ? 1 : 0);
+      int64_t tiled = static_cast<int64_t>(sh.tile_dims.size()) - subgroups;
+      if (tiled != shape.rank()) {
+        return InstError(inst, "sharding tile assignment dimensions "
+                               "(excluding subgroups) is different than the "
+                               "input rank: ",
+                         tiled, " vs ", shape.rank(), " for ",
+                         ShapeText(shape));
+      }
+      for (int64_t d : sh.devices) {
+        if (d < 0) {
+          return InstError(inst, "sharding device ", d, " is negative");
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Sharding::Kind::kTuple: {
+      if (!shape.IsTuple()) return absl::OkStatus();
+      std::vector<const Shape*> leaves;
+      ShapeIndex index;
+      ForEachLeaf(shape, &index, [&](const Shape& s, const ShapeIndex&) {
+        leaves.push_back(&s);
+      });
+      if (sh.tuple_elements.size() != leaves.size()) {
+        // An empty tuple sharding or one per top-level element are accepted.
+        return absl::OkStatus();
+      }
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        if (absl::Status s =
+                VerifySharding(inst, sh.tuple_elements[i], *leaves[i]);
+            !s.ok()) {
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    default:
+      return absl::OkStatus();
+  }
+}
+
+// Checks that origin={...} has the tree structure of the shape and no empty
+// leaves.
+absl::Status Verifier::VerifyOrigin(const Instruction* inst) {
+  std::string_view text = inst->attrs().origin_text;
+  if (text.empty()) return absl::OkStatus();
+  // Strip the outer braces of the attribute value.
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\n')) {
+      s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) {
+      s.remove_suffix(1);
+    }
+    return s;
+  };
+  text = trim(text);
+  if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
+    text = trim(text.substr(1, text.size() - 2));
+  }
+  if (text.empty() || text.front() == '[') return absl::OkStatus();
+  size_t pos = 0;
+  std::function<bool(const Shape&)> parse = [&](const Shape& s) -> bool {
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    if (pos >= text.size()) return false;
+    if (text[pos] == '(') {
+      if (!s.IsTuple()) return false;
+      ++pos;
+      int64_t i = 0;
+      while (true) {
+        while (pos < text.size() && text[pos] == ' ') ++pos;
+        if (pos < text.size() && text[pos] == ')') {
+          ++pos;
+          break;
+        }
+        if (i >= s.tuple_shapes_size()) return false;
+        if (!parse(s.tuple_shapes(i++))) return false;
+        while (pos < text.size() && text[pos] == ' ') ++pos;
+        if (pos < text.size() && text[pos] == ',') ++pos;
+      }
+      return i == s.tuple_shapes_size();
+    }
+    if (text[pos] != '{' || s.IsTuple()) return false;
+    // A leaf: {"name" {index}} ; an empty {} leaf is not allowed.
+    int depth = 0;
+    size_t start = pos;
+    bool in_string = false;
+    for (; pos < text.size(); ++pos) {
+      char c = text[pos];
+      if (in_string) {
+        if (c == '\\') {
+          ++pos;
+        } else if (c == '"') {
+          in_string = false;
+        }
+        continue;
+      }
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}') {
+        if (--depth == 0) {
+          ++pos;
+          break;
+        }
+      }
+    }
+    std::string_view leaf = trim(text.substr(start + 1, pos - start - 2));
+    return !leaf.empty();
+  };
+  if (!parse(inst->shape())) {
+    return InstError(inst, "origin ", inst->attrs().origin_text,
+                     " does not match the structure of shape ",
+                     ShapeText(inst->shape()), " or has an empty leaf");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyGenericAttributes(const Instruction* inst) {
+  const InstructionAttrs& a = inst->attrs();
+  if (a.sharding.has_value()) {
+    if (absl::Status s = VerifySharding(inst, *a.sharding, inst->shape());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = VerifyOrigin(inst); !s.ok()) return s;
+  if (!a.result_accuracy_text.empty()) {
+    if (!IsTranscendental(inst->opcode())) {
+      return InstError(inst, "unary op with result accuracy is not supported "
+                             "for ",
+                       OpcodeName(inst->opcode()));
+    }
+    const std::string& t = a.result_accuracy_text;
+    size_t m = t.find("mode=");
+    if (m != std::string::npos) {
+      std::string_view mode = std::string_view(t).substr(m + 5);
+      size_t end = mode.find_first_of(",} ");
+      mode = mode.substr(0, end);
+      if (mode != "default" && mode != "highest" && mode != "DEFAULT" &&
+          mode != "HIGHEST") {
+        return InstError(inst, "unknown result accuracy mode '", mode, "'");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleCompareType(const Instruction* inst) {
+  const ComparisonType type = inst->comparison_type();
+  if (type == ComparisonType::kDefault) return absl::OkStatus();
+  const PrimitiveType t = inst->operand(1)->shape().element_type();
+  if (IsFloatingPointType(t) || IsComplexType(t)) {
+    if (type != ComparisonType::kFloat && type != ComparisonType::kTotalOrder) {
+      return InstError(inst, "Expected comparison type FLOAT or TOTALORDER "
+                             "for ",
+                       PrimitiveTypeName(t), " operands, got ",
+                       ComparisonTypeName(type));
+    }
+    return absl::OkStatus();
+  }
+  const ComparisonType expected = IsSignedIntegralType(t)
+                                      ? ComparisonType::kSigned
+                                      : ComparisonType::kUnsigned;
+  if (type != expected) {
+    return InstError(inst, "Expected comparison type ",
+                     ComparisonTypeName(expected), " for ",
+                     PrimitiveTypeName(t), " operands, got ",
+                     ComparisonTypeName(type));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleElementwise(const Instruction* inst) {
+  const Opcode op = inst->opcode();
+  if (IsUnaryElementwise(op)) {
+    return CheckShape(inst, InferUnaryOpShape(op, inst->operand(0)->shape()));
+  }
+  if (IsBinaryElementwise(op)) {
+    if (absl::Status s = CheckShape(
+            inst, InferBinaryOpShape(op, inst->operand(0)->shape(),
+                                     inst->operand(1)->shape()));
+        !s.ok()) {
+      return s;
+    }
+    if (op == Opcode::kCompare) return HandleCompareType(inst);
+    return absl::OkStatus();
+  }
+  return CheckShape(inst, InferTernaryOpShape(op, inst->operand(0)->shape(),
+                                              inst->operand(1)->shape(),
+                                              inst->operand(2)->shape()));
+}
+
+absl::Status Verifier::HandleDot(const Instruction* inst) {
+  const InstructionAttrs& a = inst->attrs();
+  const DotDimensionNumbers dnums = a.dot_dnums.value_or(DotDimensionNumbers());
+  const int nibbles = static_cast<int>(
+      std::count(a.operand_precision.begin(), a.operand_precision.end(),
+                 Precision::kPackedNibble));
+  if (nibbles == 1) {
+    return InstError(inst, "dot cannot have a single packed nibble argument");
+  }
+  if (nibbles == 2) {
+    for (int i = 0; i < 2; ++i) {
+      const Shape& s = inst->operand(i)->shape();
+      if (!IsIntegralType(s.element_type()) || BitWidth(s.element_type()) != 8) {
+        return InstError(inst, "packed nibble precision can only apply to "
+                               "8 bit integers, got ",
+                         ShapeText(s));
+      }
+    }
+  }
+  const std::optional<PrimitiveType> preferred =
+      inst->shape().IsArray()
+          ? std::optional<PrimitiveType>(inst->shape().element_type())
+          : std::nullopt;
+  switch (inst->opcode()) {
+    case Opcode::kDot:
+      return CheckShape(inst,
+                        InferDotShape(inst->operand(0)->shape(),
+                                      inst->operand(1)->shape(), dnums,
+                                      preferred));
+    case Opcode::kRaggedDot:
+      return CheckShape(
+          inst, InferRaggedDotShape(
+                    inst->operand(0)->shape(), inst->operand(1)->shape(),
+                    inst->operand(2)->shape(), dnums,
+                    a.ragged_dnums.value_or(RaggedDotDimensionNumbers()),
+                    preferred));
+    case Opcode::kScaledDot:
+      return CheckShape(
+          inst, InferScaledDotShape(
+                    inst->operand(0)->shape(), inst->operand(1)->shape(),
+                    inst->operand(2)->shape(), inst->operand(3)->shape(),
+                    dnums, preferred));
+    default: {
+      if (!a.conv_dnums.has_value()) {
+        return InstError(inst, "convolution needs dim_labels");
+      }
+      if (nibbles == 2 &&
+          (a.feature_group_count != 1 || a.batch_group_count != 1)) {
+        return InstError(inst, "packed nibble precision does not support "
+                               "group counts");
+      }
+      return CheckShape(
+          inst, InferConvolutionShape(
+                    inst->operand(0)->shape(), inst->operand(1)->shape(),
+                    a.feature_group_count, a.batch_group_count,
+                    a.window.value_or(Window()), *a.conv_dnums, preferred));
+    }
+  }
+}
+
+absl::Status Verifier::CheckNestedThreads(const Instruction* inst,
+                                          const Computation* comp,
+                                          bool skip_async, int depth) {
+  if (depth > 64) return absl::OkStatus();
+  absl::Status status = absl::OkStatus();
+  comp->ForEachInstruction([&](const Instruction* i) {
+    if (!status.ok()) return;
+    if (skip_async && IsAsyncOp(i->opcode())) return;
+    for (const Computation* callee : i->called_computations()) {
+      if (ThreadName(callee->execution_thread()) !=
+          ThreadName(comp->execution_thread())) {
+        status = InstError(
+            inst, "Nested computations expects same computation's thread "
+                  "name: ",
+            ThreadName(callee->execution_thread()), " vs ",
+            ThreadName(comp->execution_thread()), ", in called computation `",
+            callee->name(), "` vs caller computation `", comp->name(), "`");
+        return;
+      }
+      status = CheckNestedThreads(inst, callee, skip_async, depth + 1);
+      if (!status.ok()) return;
+    }
+  });
+  return status;
+}
+
+absl::Status Verifier::CheckCalleeThreads(const Instruction* inst,
+                                          bool skip_async) {
+  for (const Computation* callee : inst->called_computations()) {
+    if (ThreadName(inst->parent()->execution_thread()) !=
+        ThreadName(callee->execution_thread())) {
+      return InstError(inst, "expects parent computation thread name same as "
+                             "called computation's thread name (",
+                       ThreadName(inst->parent()->execution_thread()), " vs ",
+                       ThreadName(callee->execution_thread()), ")");
+    }
+    if (absl::Status s = CheckNestedThreads(inst, callee, skip_async, 0);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckConsistentSharding(
+    const Instruction* inst, std::span<const Instruction* const> insts) {
+  const Instruction* common = nullptr;
+  for (const Instruction* i : insts) {
+    if (i == nullptr || !i->attrs().sharding.has_value()) continue;
+    if (common == nullptr) {
+      common = i;
+      continue;
+    }
+    if (!(*i->attrs().sharding == *common->attrs().sharding)) {
+      return InstError(inst, "Inconsistent ", OpcodeName(inst->opcode()),
+                       " sharding among instructions '", common->name(),
+                       "' and '", i->name(), "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleAliasing(
+    const Instruction* inst, const std::vector<OutputOperandAlias>& aliases,
+    bool compare_layouts) {
+  const bool async = IsAsyncOp(inst->opcode());
+  for (const OutputOperandAlias& a : aliases) {
+    if (a.operand < 0 || a.operand >= inst->operand_count()) {
+      return InstError(inst, "invalid aliasing operand index ", a.operand);
+    }
+    const Shape* out = inst->shape().SubShape(a.output_index);
+    if (out == nullptr) {
+      return InstError(inst, "invalid aliasing output shape index ",
+                       IndexText(a.output_index));
+    }
+    if (async && (a.output_index.empty() || a.output_index[0] == 0)) {
+      return InstError(inst, "async aliasing output index ",
+                       IndexText(a.output_index),
+                       " must point into the results of the async op");
+    }
+    const Shape* in =
+        inst->operand(a.operand)->shape().SubShape(a.operand_index);
+    if (in == nullptr) {
+      return InstError(inst, "invalid aliasing operand shape index ",
+                       IndexText(a.operand_index));
+    }
+    // A buffer aliases its array contents (Pin/Unpin).
+    const Shape& o = out->IsBuffer() && !in->IsBuffer() ? out->buffer_shape()
+                                                        : *out;
+    const Shape& i = in->IsBuffer() && !out->IsBuffer() ? in->buffer_shape()
+                                                        : *in;
+    bool same = o.Compatible(i);
+    if (same && (compare_layouts || opts_.layout_sensitive) && o.IsArray() &&
+        o.has_layout() && i.has_layout()) {
+      same = o.layout().minor_to_major == i.layout().minor_to_major;
+    }
+    if (!same) {
+      return InstError(inst, "different aliasing shapes: output ",
+                       IndexText(a.output_index), " is ", out->ToString(),
+                       " but operand ", a.operand, " at ",
+                       IndexText(a.operand_index), " is ", in->ToString());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleFusion(const Instruction* inst) {
+  const Computation* fused = inst->called_computations()[0];
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/false);
+      !s.ok()) {
+    return s;
+  }
+  const Shape& root = fused->root_instruction()->shape();
+  if (!ShapesSame(inst->shape(), root)) {
+    return InstError(inst, "Fused computation shape (", ShapeText(root),
+                     ") is not equal to the fusion shape (",
+                     ShapeText(inst->shape()), ")");
+  }
+  if (fused->num_parameters() != inst->operand_count()) {
+    return InstError(inst, "fused parameter count (", fused->num_parameters(),
+                     ") does not match the number of operands (",
+                     inst->operand_count(), ")");
+  }
+  for (int64_t i = 0; i < fused->num_parameters(); ++i) {
+    if (!ShapesSame(fused->parameter_instruction(i)->shape(),
+                    inst->operand(i)->shape())) {
+      return InstError(inst, "shape mismatch between fused parameter ", i,
+                       " (", ShapeText(fused->parameter_instruction(i)->shape()),
+                       ") and its operand (",
+                       ShapeText(inst->operand(i)->shape()), ")");
+    }
+  }
+  return HandleAliasing(inst, inst->attrs().output_to_operand_aliasing, false);
+}
+
+absl::Status Verifier::HandleCall(const Instruction* inst) {
+  const Computation* callee = inst->to_apply();
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
+      !s.ok()) {
+    return s;
+  }
+  if (callee->num_parameters() != inst->operand_count()) {
+    return InstError(inst, "expected computation '", callee->name(),
+                     "' to have ", inst->operand_count(),
+                     " parameters, has ", callee->num_parameters());
+  }
+  for (int64_t i = 0; i < inst->operand_count(); ++i) {
+    const Instruction* p = callee->parameter_instruction(i);
+    if (!ShapesSame(inst->operand(i)->shape(), p->shape())) {
+      return InstError(inst, "operand ", i, " shape ",
+                       ShapeText(inst->operand(i)->shape()),
+                       " does not match parameter '", p->name(), "' shape ",
+                       ShapeText(p->shape()));
+    }
+  }
+  if (absl::Status s = CheckShape(inst, callee->root_instruction()->shape());
+      !s.ok()) {
+    return s;
+  }
+  if (inst->attrs().is_composite) {
+    const FrontendAttribute* name = FindFrontendAttr(inst, "composite.name");
+    if (name == nullptr || name->value.empty()) {
+      return InstError(inst, "a composite call needs a non-empty "
+                             "composite.name frontend attribute");
+    }
+    if (const FrontendAttribute* v =
+            FindFrontendAttr(inst, "composite.version")) {
+      const std::string& t = v->value;
+      bool ok = !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      });
+      if (!ok) {
+        return InstError(inst, "composite.version must be a non-negative "
+                               "integer, got '",
+                         t, "'");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleWhile(const Instruction* inst) {
+  const Computation* cond = inst->called_computations()[0];
+  const Computation* body = inst->called_computations()[1];
+  if (cond->num_parameters() != 1) {
+    return InstError(inst, "while condition '", cond->name(),
+                     "' must have exactly 1 parameter, has ",
+                     cond->num_parameters());
+  }
+  if (body->num_parameters() != 1) {
+    return InstError(inst, "while body '", body->name(),
+                     "' must have exactly 1 parameter, has ",
+                     body->num_parameters());
+  }
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
+      !s.ok()) {
+    return s;
+  }
+  const Shape& init = inst->operand(0)->shape();
+  if (!ShapesSame(init, body->parameter_instruction(0)->shape())) {
+    return InstError(inst, "while operand ", ShapeText(init),
+                     " shape does not match parameter of body '",
+                     body->name(), "' (",
+                     ShapeText(body->parameter_instruction(0)->shape()), ")");
+  }
+  if (!ShapesSame(init, cond->parameter_instruction(0)->shape())) {
+    return InstError(inst, "while operand ", ShapeText(init),
+                     " shape does not match parameter of condition '",
+                     cond->name(), "' (",
+                     ShapeText(cond->parameter_instruction(0)->shape()), ")");
+  }
+  const Shape& cond_root = cond->root_instruction()->shape();
+  if (!cond_root.Compatible(Shape::Scalar(PrimitiveType::kPred))) {
+    return InstError(inst, "while condition '", cond->name(),
+                     "' must return pred[], returns ", ShapeText(cond_root));
+  }
+  const Shape& body_root = body->root_instruction()->shape();
+  if (!body_root.Compatible(body->parameter_instruction(0)->shape())) {
+    return InstError(inst, "while body '", body->name(), "' returns ",
+                     ShapeText(body_root), " but takes ",
+                     ShapeText(body->parameter_instruction(0)->shape()));
+  }
+  if (absl::Status s = CheckShape(inst, body_root); !s.ok()) return s;
+  const Instruction* related[] = {inst, body->root_instruction(),
+                                  body->parameter_instruction(0),
+                                  cond->parameter_instruction(0)};
+  return CheckConsistentSharding(inst, related);
+}
+
+absl::Status Verifier::HandleConditional(const Instruction* inst) {
+  const auto& branches = inst->called_computations();
+  for (const Computation* b : branches) {
+    if (b->num_parameters() != 1) {
+      return InstError(inst, "branch computation '", b->name(),
+                       "' must have 1 parameter, has ", b->num_parameters());
+    }
+  }
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<ProgramShape> programs;
+  for (const Computation* b : branches) {
+    programs.push_back(ComputeProgramShape(*b));
+  }
+  std::vector<const Shape*> operands;
+  for (int64_t i = 1; i < inst->operand_count(); ++i) {
+    operands.push_back(&inst->operand(i)->shape());
+  }
+  auto inferred =
+      InferConditionalShape(inst->operand(0)->shape(), programs, operands);
+  if (!inferred.ok()) return Wrap(inst, inferred.status());
+  for (const Computation* b : branches) {
+    if (absl::Status s = CheckShape(inst, b->root_instruction()->shape());
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::vector<const Instruction*> related = {inst};
+  for (const Computation* b : branches) {
+    related.push_back(b->root_instruction());
+  }
+  return CheckConsistentSharding(inst, related);
+}
+
+absl::Status Verifier::HandleCustomCall(const Instruction* inst) {
+  const InstructionAttrs& a = inst->attrs();
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
+      !s.ok()) {
+    return s;
+  }
+  if (a.operand_layout_constraints.has_value() &&
+      a.custom_call_target != "LayoutConstraint") {
+    const auto& constraints = *a.operand_layout_constraints;
+    if (static_cast<int64_t>(constraints.size()) != inst->operand_count()) {
+      return InstError(inst, "custom-call has ", constraints.size(),
+                       " operand layout constraints for ",
+                       inst->operand_count(), " operands");
+    }
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      if (!inst->operand(i)->shape().Compatible(constraints[i])) {
+        return InstError(inst, "operand ", i, " shape ",
+                         ShapeText(inst->operand(i)->shape()),
+                         " does not match its layout constraint ",
+                         constraints[i].ToString());
+      }
+    }
+  }
+  if (a.custom_call_target == "GetRngSeed") {
+    if (inst->operand_count() != 0) {
+      return InstError(inst, "GetRngSeed custom-call takes no operands");
+    }
+    if (!inst->shape().Compatible(Shape::Scalar(PrimitiveType::kU64))) {
+      return InstError(inst, "GetRngSeed custom-call must return u64[], "
+                             "returns ",
+                       ShapeText(inst->shape()));
+    }
+  }
+  return HandleAliasing(inst, a.output_to_operand_aliasing, false);
+}
+
+// ---------------------------------------------------------------------------
+// Collectives.
+
+std::vector<std::vector<int64_t>> Verifier::Groups(
+    const Instruction* inst) const {
+  const auto& rg = inst->attrs().replica_groups;
+  if (!rg.has_value()) return {};
+  return rg->Expand();
+}
+
+absl::StatusOr<GroupMode> Verifier::GetGroupMode(
+    const Instruction* inst, bool has_global_ids_flag) const {
+  const bool has_channel = inst->attrs().channel_id.has_value();
+  const bool global = inst->attrs().use_global_device_ids;
+  if (!has_channel) {
+    if (has_global_ids_flag && global) {
+      return InstError(inst, "Invalid combination of has_channel_id and "
+                             "use_global_device_ids");
+    }
+    return GroupMode::kCrossReplica;
+  }
+  if (!has_global_ids_flag) return GroupMode::kCrossPartition;
+  return global ? GroupMode::kFlattenedId
+                : GroupMode::kCrossReplicaAndPartition;
+}
+
+int64_t Verifier::SubgroupSize(const Instruction* inst, GroupMode mode) const {
+  const auto groups = Groups(inst);
+  const bool mesh = inst->attrs().replica_groups.has_value() &&
+                    inst->attrs().replica_groups->form ==
+                        ReplicaGroups::Form::kMesh;
+  if (mesh) return 1;  // unknown: the checks that use it are skipped
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+    case GroupMode::kCrossReplicaAndPartition: {
+      int64_t size = groups.empty() ? replica_count_
+                                    : static_cast<int64_t>(groups[0].size());
+      if (mode == GroupMode::kCrossReplicaAndPartition) size *= num_partitions_;
+      return size;
+    }
+    case GroupMode::kFlattenedId:
+      return groups.empty() ? 1 : static_cast<int64_t>(groups[0].size());
+    case GroupMode::kCrossPartition:
+      return groups.empty() ? num_partitions_
+                            : static_cast<int64_t>(groups[0].size());
+  }
+  return 1;
+}
+
+absl::Status Verifier::CheckReplicaGroups(const Instruction* inst,
+                                          GroupMode mode, bool uniform) {
+  const auto& rg = inst->attrs().replica_groups;
+  if (rg.has_value() && rg->form == ReplicaGroups::Form::kMesh) {
+    return absl::OkStatus();
+  }
+  const auto groups = Groups(inst);
+  if (groups.empty()) {
+    if (mode == GroupMode::kFlattenedId) {
+      return InstError(inst, "Replica groups must be specified in "
+                             "flattened-id mode");
+    }
+    return absl::OkStatus();
+  }
+  absl::flat_hash_set<int64_t> seen;
+  for (const auto& g : groups) {
+    if (g.empty()) {
+      return InstError(inst, "Instruction cannot have an empty replica group");
+    }
+    for (int64_t id : g) {
+      if (!seen.insert(id).second) {
+        return InstError(inst, "Replica ", id,
+                         " is repeated in instruction's replica-groups");
+      }
+    }
+  }
+  const int64_t n = static_cast<int64_t>(seen.size());
+  for (int64_t i = 0; i < n; ++i) {
+    if (!seen.contains(i)) {
+      return InstError(inst, "Replica ", i,
+                       " is not named in instruction's replica-groups");
+    }
+  }
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+    case GroupMode::kCrossReplicaAndPartition:
+      if (replica_count_ != 1 && n != replica_count_) {
+        return InstError(inst, "In ", GroupModeName(mode),
+                         " mode, replica groups should contain ",
+                         replica_count_, " replicas, but found ", n);
+      }
+      break;
+    case GroupMode::kCrossPartition:
+      if (num_partitions_ != 1 && n != num_partitions_) {
+        return InstError(inst, "In ", GroupModeName(mode),
+                         " mode, replica groups should contain ",
+                         num_partitions_, " partitions, but found ", n);
+      }
+      break;
+    case GroupMode::kFlattenedId: {
+      const int64_t ids = replica_count_ * num_partitions_;
+      if (ids != 1 && n != ids) {
+        return InstError(inst, "In ", GroupModeName(mode),
+                         " mode, replica groups should contain ", ids,
+                         " flattened IDs, but found ", n);
+      }
+      break;
+    }
+  }
+  if (uniform) {
+    for (const auto& g : groups) {
+      if (g.size() != groups[0].size()) {
+        return InstError(inst, "Replica groups expected to be of uniform "
+                               "size");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::HandleCollective(const Instruction* inst) {
+  const Opcode op = inst->opcode();
+  std::vector<const Shape*> operands;
+  for (const Instruction* o : inst->operands()) operands.push_back(&o->shape());
+  switch (op) {
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart: {
+      auto mode = GetGroupMode(inst, true);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, false); !s.ok()) {
+        return s;
+      }
+      if (inst->attrs().channel_id.has_value() &&
+          *inst->attrs().channel_id <= 0) {
+        return InstError(inst, "all-reduce channel id must be greater than 0");
+      }
+      const Computation* reducer = inst->to_apply();
+      if (reducer->num_parameters() != 2) {
+        return InstError(inst, "all-reduce computation '", reducer->name(),
+                         "' must take 2 parameters, takes ",
+                         reducer->num_parameters());
+      }
+      return CheckShape(inst, InferAllReduceShape(operands));
+    }
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGatherDone:
+      return CheckShape(inst, inst->operand(0)->shape());
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: {
+      auto mode = GetGroupMode(inst, true);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, true); !s.ok()) {
+        return s;
+      }
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, "all-gather needs exactly one dimension");
+      }
+      const int64_t dim = inst->dimensions(0);
+      if (dim < 0) return InstError(inst, "all-gather dimension is negative");
+      if (operands.empty()) return InstError(inst, "all-gather needs operands");
+      // The gathered results: the whole shape, tuple elements, or element 1
+      // of the start tuple.
+      const Shape* out = &inst->shape();
+      if (op == Opcode::kAllGatherStart) {
+        if (!out->IsTuple() || out->tuple_shapes_size() != 2) {
+          return InstError(inst, "all-gather-start must produce an (operands, "
+                                 "results) tuple, got ",
+                           ShapeText(*out));
+        }
+        out = &out->tuple_shapes(1);
+      }
+      int64_t shard_count = 1;
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const Shape* o = out;
+        if (operands.size() > 1) {
+          if (!out->IsTuple() ||
+              out->tuple_shapes_size() != static_cast<int64_t>(operands.size())) {
+            return InstError(inst, "all-gather of ", operands.size(),
+                             " operands must produce a tuple of ",
+                             operands.size(), " arrays, got ",
+                             ShapeText(*out));
+          }
+          o = &out->tuple_shapes(i);
+        }
+        if (!operands[i]->IsArray() || dim >= operands[i]->rank() ||
+            !o->IsArray() || dim >= o->rank()) {
+          return InstError(inst, "all-gather dimension ", dim,
+                           " is out of range for operand ",
+                           ShapeText(*operands[i]), " or result ",
+                           ShapeText(*o));
+        }
+        if (i == 0) {
+          const int64_t in = operands[0]->dimensions(dim);
+          const int64_t res = o->dimensions(dim);
+          shard_count = in > 0 ? (res + in - 1) / in : 1;
+          if (shard_count <= 0) shard_count = 1;
+        }
+      }
+      const int64_t subgroup = SubgroupSize(inst, *mode);
+      if (subgroup != 1 && shard_count != subgroup) {
+        return InstError(inst, "shard_count = ", shard_count,
+                         ", subgroup_size = ", subgroup);
+      }
+      auto gathered = InferAllGatherShape(operands, dim, shard_count);
+      if (!gathered.ok() || op == Opcode::kAllGather) {
+        return CheckShape(inst, gathered);
+      }
+      Shape input = operands.size() == 1 ? *operands[0]
+                                         : *InferTupleShape(operands);
+      return CheckShape(inst, Shape::Tuple({input, *gathered}));
+    }
+    case Opcode::kReduceScatter: {
+      auto mode = GetGroupMode(inst, true);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, true); !s.ok()) {
+        return s;
+      }
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, "reduce-scatter needs exactly one dimension");
+      }
+      const int64_t dim = inst->dimensions(0);
+      if (dim < 0) {
+        return InstError(inst, "reduce-scatter dimension is negative");
+      }
+      if (operands.empty()) {
+        return InstError(inst, "reduce-scatter needs operands");
+      }
+      for (size_t i = 0; i < operands.size(); ++i) {
+        const Shape* o = &inst->shape();
+        if (operands.size() > 1) {
+          if (!o->IsTuple() ||
+              o->tuple_shapes_size() != static_cast<int64_t>(operands.size())) {
+            return InstError(inst, "reduce-scatter of ", operands.size(),
+                             " operands must produce a tuple of ",
+                             operands.size(), " arrays, got ", ShapeText(*o));
+          }
+          o = &o->tuple_shapes(i);
+        }
+        if (!operands[i]->IsArray() || dim >= operands[i]->rank() ||
+            !o->IsArray() || dim >= o->rank()) {
+          return InstError(inst, "reduce-scatter dimension ", dim,
+                           " is out of range for operand ",
+                           ShapeText(*operands[i]), " or result ",
+                           ShapeText(*o));
+        }
+      }
+      const Shape& out0 = operands.size() == 1 ? inst->shape()
+                                               : inst->shape().tuple_shapes(0);
+      const int64_t in = operands[0]->dimensions(dim);
+      const int64_t res = out0.dimensions(dim);
+      int64_t shard_count = res > 0 ? (in + res - 1) / res : 1;
+      if (shard_count <= 0) shard_count = 1;
+      const int64_t subgroup = SubgroupSize(inst, *mode);
+      if (subgroup != 1 && shard_count != subgroup) {
+        return InstError(inst, "shard_count = ", shard_count,
+                         ", subgroup_size = ", subgroup);
+      }
+      return CheckShape(inst,
+                        InferReduceScatterShape(operands, dim, shard_count));
+    }
+    case Opcode::kAllToAll: {
+      auto mode = GetGroupMode(inst, false);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, true); !s.ok()) {
+        return s;
+      }
+      const int64_t split_count = SubgroupSize(inst, *mode);
+      if (inst->has_dimensions() && !inst->dimensions().empty()) {
+        if (inst->operand_count() != 1) {
+          return InstError(inst, "all-to-all with a split dimension takes one "
+                                 "operand, got ",
+                           inst->operand_count());
+        }
+        const int64_t d = inst->dimensions(0);
+        return CheckShape(
+            inst, InferAllToAllShape(*operands[0], d, d, split_count));
+      }
+      if (split_count != 1 && inst->operand_count() != split_count) {
+        return InstError(inst, "all-to-all has ", inst->operand_count(),
+                         " operands but the replica group size is ",
+                         split_count,
+                         " (hlo->operand_count() == split_count)");
+      }
+      return CheckShape(inst, InferAllToAllTupleShape(operands));
+    }
+    case Opcode::kRaggedAllToAll: {
+      auto mode = GetGroupMode(inst, false);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, true); !s.ok()) {
+        return s;
+      }
+      for (int i = 0; i < 2; ++i) {
+        if (!operands[i]->IsArray()) {
+          return InstError(inst, "ragged-all-to-all operand ", i,
+                           " must be an array, got ", ShapeText(*operands[i]));
+        }
+      }
+      for (int i = 2; i < 6; ++i) {
+        const Shape& s = *operands[i];
+        if (!s.IsArray() || !IsIntegralType(s.element_type())) {
+          return InstError(inst, "RaggedAllToAll operand ", i,
+                           " must be an integer array, got ", ShapeText(s));
+        }
+        if (s.rank() != 1 && s.rank() != 2) {
+          return InstError(inst, "RaggedAllToAll operand ", i,
+                           " must be rank 1 or 2, got ", ShapeText(s));
+        }
+        if (!s.Compatible(*operands[2])) {
+          return InstError(inst, "RaggedAllToAll operands have different "
+                                 "shapes: ",
+                           ShapeText(*operands[2]), " and ", ShapeText(s));
+        }
+      }
+      return CheckShape(inst, *operands[1]);
+    }
+    case Opcode::kCollectiveBroadcast: {
+      auto mode = GetGroupMode(inst, false);
+      if (!mode.ok()) return mode.status();
+      if (absl::Status s = CheckReplicaGroups(inst, *mode, true); !s.ok()) {
+        return s;
+      }
+      return CheckShape(inst, InferAllReduceShape(operands));
+    }
+    default:
+      return HandleCollectivePermute(inst);
+  }
+}
+
+absl::Status Verifier::HandleCollectivePermute(const Instruction* inst) {
+  const Opcode op = inst->opcode();
+  if (op == Opcode::kCollectivePermuteDone) {
+    const Shape& s = inst->operand(0)->shape();
+    if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
+      return InstError(inst, "collective-permute-done needs a "
+                             "collective-permute-start tuple operand, got ",
+                       ShapeText(s));
+    }
+    return CheckShape(inst, s.tuple_shapes(1));
+  }
+  auto mode = GetGroupMode(inst, false);
+  if (!mode.ok()) return mode.status();
+  const bool in_place = !inst->attrs().permute_slice_sizes.empty();
+  std::vector<const Shape*> operands;
+  for (const Instruction* o : inst->operands()) operands.push_back(&o->shape());
+  int64_t allowed = 1;
+  if (in_place) {
+    if (operands.size() != 4) {
+      return InstError(inst, "in-place collective-permute needs 4 operands, "
+                             "got ",
+                       operands.size());
+    }
+    const Shape& in = *operands[0];
+    const Shape& out = *operands[1];
+    const Shape& in_off = *operands[2];
+    const Shape& out_off = *operands[3];
+    auto check_offset = [&](const Shape& buf,
+                            const Shape& off) -> absl::Status {
+      if (!off.IsTuple()) {
+        return InstError(inst, "Buffer offset is not tuple.");
+      }
+      bool all_array = true, all_tuple = true;
+      for (const Shape& e : off.tuple_shapes()) {
+        all_array &= e.IsArray();
+        all_tuple &= e.IsTuple();
+      }
+      if (!all_array && !all_tuple) {
+        return InstError(inst, "Buffer offset should either be a tuple of "
+                               "arrays or a tuple of tuples.");
+      }
+      if (all_tuple && off.tuple_shapes_size() > 0) {
+        for (const Shape& e : off.tuple_shapes()) {
+          if (e.tuple_shapes_size() != buf.rank()) {
+            return InstError(inst, "Buffer offset index should have the same "
+                                   "number of elements as the buffer's rank.");
+          }
+        }
+      } else if (off.tuple_shapes_size() != buf.rank()) {
+        return InstError(inst, "Buffer offset index should have the same "
+                               "number of elements as the buffer's rank.");
+      }
+      return absl::OkStatus();
+    };
+    if (in.IsArray() && out.IsArray()) {
+      if (absl::Status s = check_offset(in, in_off); !s.ok()) return s;
+      if (absl::Status s = check_offset(out, out_off); !s.ok()) return s;
+    } else if (in.IsTuple() && out.IsTuple()) {
+      if (in.tuple_shapes_size() != out.tuple_shapes_size()) {
+        return InstError(inst, "Unmatching input buffers and output buffers.");
+      }
+      if (!in_off.IsTuple() ||
+          in_off.tuple_shapes_size() != in.tuple_shapes_size()) {
+        return InstError(inst, "Unmatching input buffers and input offset.");
+      }
+      for (int64_t i = 0; i < in.tuple_shapes_size(); ++i) {
+        if (absl::Status s =
+                check_offset(in.tuple_shapes(i), in_off.tuple_shapes(i));
+            !s.ok()) {
+          return s;
+        }
+      }
+      if (!out_off.IsTuple() ||
+          out_off.tuple_shapes_size() != out.tuple_shapes_size()) {
+        return InstError(inst, "Unmatching output buffers and output offset.");
+      }
+      for (int64_t i = 0; i < out.tuple_shapes_size(); ++i) {
+        if (absl::Status s =
+                check_offset(out.tuple_shapes(i), out_off.tuple_shapes(i));
+            !s.ok()) {
+          return s;
+        }
+      }
+    } else {
+      return InstError(inst, "Unmatching input buffers and output buffers.");
+    }
+    allowed = in.IsArray() ? in_off.tuple_shapes_size()
+                           : (in_off.tuple_shapes_size() > 0
+                                  ? in_off.tuple_shapes(0).tuple_shapes_size()
+                                  : 1);
+    if (allowed < 1) allowed = 1;
+  }
+  // Sources and targets: non-negative, within the device count, and each
+  // used at most `allowed` times.
+  const int64_t limit =
+      *mode == GroupMode::kCrossReplica ? replica_count_ : num_partitions_;
+  absl::flat_hash_map<int64_t, int64_t> sources, targets;
+  for (const auto& [src, dst] : inst->attrs().source_target_pairs) {
+    if (src < 0) {
+      return InstError(inst, "Source ", src,
+                       " in the instruction's source-target pair must be "
+                       ">= 0");
+    }
+    if (limit != 1 && src >= limit) {
+      return InstError(inst, "Source ", src,
+                       " in the instruction's source-target pair must be < ",
+                       limit);
+    }
+    if (++sources[src] > allowed) {
+      if (allowed == 1) {
+        return InstError(inst, "Source ", src,
+                         " appears more than once in instruction's "
+                         "source-target pairs");
+      }
+      return InstError(inst, "Source ", src, " appears more than ", allowed,
+                       " times in instruction's source-target pairs");
+    }
+    if (dst < 0) {
+      return InstError(inst, "Target ", dst,
+                       " in the instruction's source-target pair must be "
+                       ">= 0");
+    }
+    if (limit != 1 && dst >= limit) {
+      return InstError(inst, "Target ", dst,
+                       " in the instruction's source-target pair must be < ",
+                       limit);
+    }
+    if (++targets[dst] > allowed) {
+      if (allowed == 1) {
+        return InstError(inst, "Target ", dst,
+                         " appears more than once in instruction's "
+                         "source-target pairs");
+      }
+      return InstError(inst, "Target ", dst, " appears more than ", allowed,
+                       " times in instruction's source-target pairs");
+    }
+  }
+  auto result = InferCollectivePermuteShape(operands, in_place);
+  if (!result.ok()) return Wrap(inst, result.status());
+  if (op == Opcode::kCollectivePermute) return CheckShape(inst, *result);
+  // collective-permute-start: (inputs, outputs, context...).
+  const Shape& s = inst->shape();
+  Shape input = operands.size() == 1 || in_place ? *operands[0]
+                                                 : *InferTupleShape(operands);
+  if (!s.IsTuple() || s.tuple_shapes_size() < 2 ||
+      !ShapesSame(s.tuple_shapes(0), input) ||
+      !ShapesSame(s.tuple_shapes(1), *result)) {
+    return InstError(inst, "expected shape (", ShapeText(input), ", ",
+                     ShapeText(*result), ", context...), actual shape is ",
+                     ShapeText(s));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Async operations.
+
+const Computation* Verifier::WrappedComputation(const Instruction* inst) const {
+  if (!inst->called_computations().empty()) {
+    return inst->called_computations()[0];
+  }
+  const Instruction* cur = inst;
+  for (int steps = 0; steps < 1000 && cur != nullptr; ++steps) {
+    if (!cur->called_computations().empty() && IsAsyncOp(cur->opcode())) {
+      return cur->called_computations()[0];
+    }
+    if (cur->operand_count() == 0) return nullptr;
+    const Instruction* next = TraceAsyncSource(cur->operand(0), {}, 0);
+    if (next == nullptr || next == cur) return nullptr;
+    cur = next;
+  }
+  return nullptr;
+}
+
+// Finds the async-start/update that produced `value` (at tuple `index`),
+// looking through get-tuple-element, tuple, while loops and their bodies'
+// parameters. Returns nullptr when the value has another origin.
+const Instruction* Verifier::TraceAsyncSource(const Instruction* value,
+                                              std::vector<int64_t> index,
+                                              int depth) const {
+  if (depth > 64 || value == nullptr) return nullptr;
+  switch (value->opcode()) {
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+      return index.empty() ? value : nullptr;
+    case Opcode::kGetTupleElement: {
+      index.insert(index.begin(), value->tuple_index());
+      return TraceAsyncSource(value->operand(0), std::move(index), depth + 1);
+    }
+    case Opcode::kTuple: {
+      if (index.empty() || index[0] < 0 ||
+          index[0] >= value->operand_count()) {
+        return nullptr;
+      }
+      const Instruction* op = value->operand(index[0]);
+      index.erase(index.begin());
+      return TraceAsyncSource(op, std::move(index), depth + 1);
+    }
+    case Opcode::kWhile:
+      return TraceAsyncSource(value->operand(0), std::move(index), depth + 1);
+    case Opcode::kParameter: {
+      auto it = callers_.find(value->parent());
+      if (it == callers_.end()) return nullptr;
+      for (const Instruction* caller : it->second) {
+        if (caller->opcode() == Opcode::kWhile &&
+            caller->operand_count() == 1) {
+          return TraceAsyncSource(caller->operand(0), std::move(index),
+                                  depth + 1);
+        }
+      }
+      return nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+absl::Status Verifier::HandleAsync(const Instruction* inst) {
+  const Opcode op = inst->opcode();
+  const std::string_view name = OpcodeName(op);
+  const Computation* wrapped = WrappedComputation(inst);
+  // The operand of update/done must come from an async-start/update, possibly
+  // through a loop; its wrapped computation must be the same.
+  if (op != Opcode::kAsyncStart) {
+    const Instruction* operand = inst->operand(0);
+    const Instruction* source = TraceAsyncSource(operand, {}, 0);
+    if (source == nullptr) {
+      return InstError(inst, "The operand of a ", name,
+                       " instruction needs to be async-start or "
+                       "async-update, found ",
+                       OpcodeName(operand->opcode()));
+    }
+    const Computation* source_wrapped = WrappedComputation(source);
+    if (wrapped != nullptr && source_wrapped != nullptr &&
+        wrapped != source_wrapped) {
+      return InstError(inst, "The ", name,
+                       " expects its wrapped async computation '",
+                       wrapped->name(), "' to be identical to its operand's '",
+                       source_wrapped->name(), "'");
+    }
+    if (wrapped == nullptr) wrapped = source_wrapped;
+  }
+  if (wrapped == nullptr) {
+    return InstError(inst, name, " has no wrapped computation");
+  }
+  // Threads: the async thread names the wrapped computation's thread.
+  const Instruction* start = inst;
+  if (op != Opcode::kAsyncStart) {
+    const Instruction* s = TraceAsyncSource(inst->operand(0), {}, 0);
+    while (s != nullptr && s->opcode() == Opcode::kAsyncUpdate) {
+      s = TraceAsyncSource(s->operand(0), {}, 0);
+    }
+    if (s != nullptr) start = s;
+  }
+  if (op == Opcode::kAsyncStart || !inst->attrs().async_execution_thread.empty()) {
+    const std::string& t = inst->attrs().async_execution_thread.empty()
+                               ? start->attrs().async_execution_thread
+                               : inst->attrs().async_execution_thread;
+    if (ThreadName(t) != ThreadName(wrapped->execution_thread())) {
+      return InstError(inst, name,
+                       " expects same async thread name as wrapped "
+                       "computation's thread name (",
+                       ThreadName(t), " vs ",
+                       ThreadName(wrapped->execution_thread()), ")");
+    }
+  }
+  if (absl::Status s = CheckNestedThreads(inst, wrapped, false, 0); !s.ok()) {
+    return s;
+  }
+  const ProgramShape program = ComputeProgramShape(*wrapped);
+  auto is_prefix = [&](const Shape& part, const std::vector<Shape>& full) {
+    if (!part.IsTuple() ||
+        part.tuple_shapes_size() > static_cast<int64_t>(full.size())) {
+      return false;
+    }
+    for (int64_t i = 0; i < part.tuple_shapes_size(); ++i) {
+      if (!ShapesSame(part.tuple_shapes(i), full[i])) return false;
+    }
+    return true;
+  };
+  auto result_ok = [&](const Shape& part, bool complete) {
+    if (ShapesSame(part, program.result)) return true;
+    if (complete || !program.result.IsTuple()) return false;
+    return is_prefix(part, program.result.tuple_shapes());
+  };
+  auto check_async_shape = [&](const Shape& s, bool complete) -> absl::Status {
+    if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
+      return InstError(inst, "The ", name,
+                       " expects the async shape to be a tuple of at least "
+                       "two elements, found ",
+                       ShapeText(s));
+    }
+    const Shape& params = s.tuple_shapes(0);
+    const bool params_ok =
+        complete ? (params.IsTuple() &&
+                    params.tuple_shapes_size() ==
+                        static_cast<int64_t>(program.parameters.size()) &&
+                    is_prefix(params, program.parameters))
+                 : is_prefix(params, program.parameters);
+    if (!params_ok) {
+      return InstError(inst, "The ", name,
+                       " expects the async shape at index {0} to match async "
+                       "computation parameter shape (",
+                       ShapeText(params), " vs ",
+                       ShapeText(Shape::Tuple(program.parameters)), ")");
+    }
+    if (!result_ok(s.tuple_shapes(1), complete)) {
+      return InstError(inst, "The ", name,
+                       " expects the async shape at index {1} to match the "
+                       "async computation root shape (",
+                       ShapeText(s.tuple_shapes(1)), " vs ",
+                       ShapeText(program.result), ")");
+    }
+    return absl::OkStatus();
+  };
+  switch (op) {
+    case Opcode::kAsyncStart: {
+      if (absl::Status s = check_async_shape(inst->shape(), false); !s.ok()) {
+        return s;
+      }
+      const Shape& params = inst->shape().tuple_shapes(0);
+      if (params.tuple_shapes_size() != inst->operand_count()) {
+        return InstError(inst, "The ", name, " has ", inst->operand_count(),
+                         " operands but its async shape at index {0} has ",
+                         params.tuple_shapes_size(), " elements");
+      }
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        if (!ShapesSame(params.tuple_shapes(i), inst->operand(i)->shape())) {
+          return InstError(inst, "The ", name, " expects the shape of operand ",
+                           i, " to match the async shape at index {0} (",
+                           ShapeText(inst->operand(i)->shape()), " vs ",
+                           ShapeText(params.tuple_shapes(i)), ")");
+        }
+      }
+      break;
+    }
+    case Opcode::kAsyncUpdate: {
+      const Shape& prev = inst->operand(0)->shape();
+      if (inst->operand_count() == 1) {
+        if (!ShapesSame(prev, inst->shape())) {
+          return InstError(inst, "The ", name,
+                           " expects the shape of operand and output to "
+                           "match (",
+                           ShapeText(prev), " vs ", ShapeText(inst->shape()),
+                           ")");
+        }
+      } else {
+        // Extra operands extend the operand tuple at index {0}.
+        const Shape& s = inst->shape();
+        if (!prev.IsTuple() || prev.tuple_shapes_size() < 2 || !s.IsTuple() ||
+            s.tuple_shapes_size() < 2 || !s.tuple_shapes(0).IsTuple() ||
+            !prev.tuple_shapes(0).IsTuple()) {
+          return InstError(inst, "The ", name,
+                           " expects async tuple shapes, got ",
+                           ShapeText(prev), " and ", ShapeText(s));
+        }
+        const Shape& before = prev.tuple_shapes(0);
+        const Shape& after = s.tuple_shapes(0);
+        const int64_t extra = inst->operand_count() - 1;
+        bool ok = after.tuple_shapes_size() ==
+                  before.tuple_shapes_size() + extra;
+        for (int64_t i = 0; ok && i < before.tuple_shapes_size(); ++i) {
+          ok = ShapesSame(after.tuple_shapes(i), before.tuple_shapes(i));
+        }
+        for (int64_t i = 0; ok && i < extra; ++i) {
+          ok = ShapesSame(after.tuple_shapes(before.tuple_shapes_size() + i),
+                          inst->operand(1 + i)->shape());
+        }
+        if (!ok) {
+          return InstError(inst, "The ", name,
+                           " expects its extra operands to extend the async "
+                           "shape at index {0}: ",
+                           ShapeText(before), " plus the operands vs ",
+                           ShapeText(after));
+        }
+      }
+      if (absl::Status s = check_async_shape(inst->shape(), false); !s.ok()) {
+        return s;
+      }
+      break;
+    }
+    default: {
+      const Shape& prev = inst->operand(0)->shape();
+      if (absl::Status s = check_async_shape(prev, true); !s.ok()) return s;
+      if (!ShapesSame(prev.tuple_shapes(1), inst->shape())) {
+        return InstError(inst, "The ", name,
+                         " expects the shape of output to match the async "
+                         "shape at index {1} (",
+                         ShapeText(inst->shape()), " vs ",
+                         ShapeText(prev.tuple_shapes(1)), ")");
+      }
+      break;
+    }
+  }
+  return HandleAliasing(inst, inst->attrs().output_to_operand_aliasing, true);
+}
+
+// ---------------------------------------------------------------------------
+// Send/recv, rng.
+
+absl::Status Verifier::HandleSendRecv(const Instruction* inst) {
+  const Shape u32 = Shape::Scalar(PrimitiveType::kU32);
+  const Shape token = Shape::Token();
+  switch (inst->opcode()) {
+    case Opcode::kSend:
+      return CheckShape(
+          inst, Shape::Tuple({inst->operand(0)->shape(), u32, token}));
+    case Opcode::kSendDone: {
+      // send-done produces a token; pipelined forms also return the data.
+      if (inst->shape().IsToken()) return absl::OkStatus();
+      const Shape& s = inst->operand(0)->shape();
+      if (s.IsTuple() && s.tuple_shapes_size() >= 1 &&
+          inst->shape().Compatible(Shape::Tuple({s.tuple_shapes(0), token}))) {
+        return absl::OkStatus();
+      }
+      return CheckShape(inst, token);
+    }
+    case Opcode::kRecv: {
+      if (!inst->operand(0)->shape().IsToken()) {
+        return InstError(inst, "Expected operand 0 to be token-shaped, actual "
+                               "shape is ",
+                         ShapeText(inst->operand(0)->shape()));
+      }
+      const Shape& s = inst->shape();
+      if (!s.IsTuple() || s.tuple_shapes_size() < 1) {
+        return InstError(inst, "recv must produce a (data, u32[], token[]) "
+                               "tuple, got ",
+                         ShapeText(s));
+      }
+      return CheckShape(inst, Shape::Tuple({s.tuple_shapes(0), u32, token}));
+    }
+    default: {  // recv-done
+      const Shape& s = inst->operand(0)->shape();
+      if (!s.IsTuple() || s.tuple_shapes_size() < 1) {
+        return InstError(inst, "recv-done needs a recv tuple operand, got ",
+                         ShapeText(s));
+      }
+      return CheckShape(inst, Shape::Tuple({s.tuple_shapes(0), token}));
+    }
+  }
+}
+
+absl::Status Verifier::HandleRng(const Instruction* inst) {
+  const Shape& a = inst->operand(0)->shape();
+  const Shape& b = inst->operand(1)->shape();
+  if (!a.IsScalar() || !b.IsScalar()) {
+    return InstError(inst, "Expected scalar types for the two operands of Rng "
+                           "instruction, got ",
+                     ShapeText(a), " and ", ShapeText(b));
+  }
+  const Shape& r = inst->shape();
+  const bool types_ok =
+      a.element_type() == b.element_type() && r.IsArray() &&
+      (a.element_type() == r.element_type() ||
+       (opts_.allow_mixed_precision &&
+        SameElementTypeIgnoringFpPrecision(a, r)));
+  if (!types_ok) {
+    return InstError(inst, "Expected compatible element types for the result "
+                           "and the two operands of Rng instruction, got ",
+                     ShapeText(a), ", ", ShapeText(b), " -> ", ShapeText(r));
+  }
+  const PrimitiveType t = a.element_type();
+  if (inst->attrs().distribution == RandomDistribution::kUniform) {
+    if (!IsFloatingPointType(t) && !IsIntegralType(t) &&
+        t != PrimitiveType::kPred) {
+      return InstError(inst, "Element type not supported for rng_uniform: ",
+                       PrimitiveTypeName(t));
+    }
+  } else if (!IsFloatingPointType(t)) {
+    return InstError(inst, "Element type not supported for rng_normal: ",
+                     PrimitiveTypeName(t), " (expected floating point)");
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// The per-opcode dispatch.
+
+absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
+  if (absl::Status s = VerifyShapeWellFormed(inst, inst->shape()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = VerifyOperandCount(inst); !s.ok()) return s;
+  if (absl::Status s = VerifyCalledCount(inst); !s.ok()) return s;
+  if (absl::Status s = VerifyGenericAttributes(inst); !s.ok()) return s;
+  const Opcode op = inst->opcode();
+  const InstructionAttrs& a = inst->attrs();
+  std::vector<const Shape*> operands;
+  operands.reserve(inst->operand_count());
+  for (const Instruction* o : inst->operands()) operands.push_back(&o->shape());
+  auto shapes_from = [&](int64_t begin) {
+    return std::span<const Shape* const>(operands).subspan(begin);
+  };
+  if (IsUnaryElementwise(op) || IsBinaryElementwise(op) ||
+      IsTernaryElementwise(op)) {
+    return HandleElementwise(inst);
+  }
+  switch (op) {
+    case Opcode::kParameter:
+      return absl::OkStatus();
+    case Opcode::kConstant: {
+      if (!inst->has_literal()) {
+        return InstError(inst, "constant has no literal");
+      }
+      if (!inst->literal().shape().Compatible(inst->shape())) {
+        return InstError(inst, "constant literal shape ",
+                         ShapeText(inst->literal().shape()),
+                         " does not match the instruction shape ",
+                         ShapeText(inst->shape()));
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kIota: {
+      const Shape& s = inst->shape();
+      if (!s.IsArray()) {
+        return InstError(inst, "Iota does not support non-array result ",
+                         ShapeText(s));
+      }
+      if (s.rank() == 0) return InstError(inst, "Iota does not support scalars");
+      const int64_t d = inst->iota_dimension();
+      if (d < 0 || d >= s.rank()) {
+        return InstError(inst, "iota dimension ", d,
+                         " cannot go beyond the rank or be negative");
+      }
+      const PrimitiveType t = s.element_type();
+      if (!IsIntegralType(t) && !IsFloatingPointType(t) && !IsComplexType(t)) {
+        return InstError(inst, "Only support iota of integral, floating point "
+                               "or complex primitive types, got ",
+                         PrimitiveTypeName(t) == "pred" ? "PRED"
+                                                        : PrimitiveTypeName(t));
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kCopy:
+    case Opcode::kDomain:
+    case Opcode::kOptimizationBarrier:
+      return CheckShape(inst, InferUnaryOpShape(op, *operands[0]));
+    case Opcode::kConvert:
+      return CheckShape(inst, InferConvertShape(*operands[0],
+                                                inst->shape().element_type()));
+    case Opcode::kBitcastConvert:
+      return CheckShape(inst, InferBitcastConvertShape(
+                                  *operands[0], inst->shape().element_type()));
+    case Opcode::kStochasticConvert:
+      return CheckShape(inst, InferStochasticConvertShape(
+                                  *operands[0], *operands[1],
+                                  inst->shape().element_type()));
+    case Opcode::kReducePrecision:
+      return CheckShape(inst,
+                        InferReducePrecisionShape(*operands[0], a.exponent_bits,
+                                                  a.mantissa_bits));
+    case Opcode::kBitcast: {
+      const Shape& in = *operands[0];
+      const Shape& out = inst->shape();
+      if (opts_.layout_sensitive && in.IsArray() && out.IsArray() &&
+          !in.is_dynamic() && !out.is_dynamic()) {
+        const int64_t in_bytes = in.ElementsIn() * ByteWidth(in.element_type());
+        const int64_t out_bytes =
+            out.ElementsIn() * ByteWidth(out.element_type());
+        if (in_bytes != out_bytes) {
+          return InstError(inst, "Bitcast cannot have different shape sizes "
+                                 "of output (",
+                           out_bytes, ") and operand (", in_bytes, ")");
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kBroadcast: {
+      auto r = InferBroadcastShape(*operands[0], inst->shape(),
+                                   inst->dimensions());
+      return r.ok() ? absl::OkStatus() : Wrap(inst, r.status());
+    }
+    case Opcode::kReshape: {
+      auto r = InferReshapeShape(*operands[0], inst->shape());
+      return r.ok() ? absl::OkStatus() : Wrap(inst, r.status());
+    }
+    case Opcode::kDynamicReshape: {
+      auto r = InferReshapeShape(*operands[0], inst->shape());
+      if (!r.ok()) return Wrap(inst, r.status());
+      if (inst->shape().rank() + 1 != inst->operand_count()) {
+        return InstError(inst, "dynamic-reshape needs one size operand per "
+                               "result dimension");
+      }
+      for (int64_t i = 1; i < inst->operand_count(); ++i) {
+        if (operands[i]->element_type() != PrimitiveType::kS32) {
+          return InstError(inst, "dynamic-reshape size operands must be s32, "
+                                 "got ",
+                           ShapeText(*operands[i]));
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kTranspose:
+      return CheckShape(inst,
+                        InferTransposeShape(*operands[0], inst->dimensions()));
+    case Opcode::kReverse:
+      return CheckShape(inst,
+                        InferReverseShape(*operands[0], inst->dimensions()));
+    case Opcode::kSlice:
+      return CheckShape(inst, InferSliceShape(*operands[0], a.slice));
+    case Opcode::kDynamicSlice:
+      return CheckShape(inst,
+                        InferDynamicSliceShape(*operands[0], shapes_from(1),
+                                               a.dynamic_slice_sizes));
+    case Opcode::kDynamicUpdateSlice:
+      if (inst->operand_count() < 2) {
+        return InstError(inst, "dynamic-update-slice needs an operand and an "
+                               "update");
+      }
+      return CheckShape(inst, InferDynamicUpdateSliceShape(
+                                  *operands[0], *operands[1], shapes_from(2)));
+    case Opcode::kConcatenate:
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, "concatenate needs exactly one dimension, got ",
+                         IntList(inst->dimensions()));
+      }
+      return CheckShape(inst,
+                        InferConcatenateShape(operands, inst->dimensions(0)));
+    case Opcode::kPad:
+      return CheckShape(inst,
+                        InferPadShape(*operands[0], *operands[1], a.padding));
+    case Opcode::kGather: {
+      if (!a.gather_dnums.has_value()) {
+        return InstError(inst, "gather needs dimension numbers");
+      }
+      return CheckShape(inst,
+                        InferGatherShape(*operands[0], *operands[1],
+                                         *a.gather_dnums,
+                                         a.gather_slice_sizes));
+    }
+    case Opcode::kScatter: {
+      if (!a.scatter_dnums.has_value()) {
+        return InstError(inst, "scatter needs dimension numbers");
+      }
+      return CheckShape(
+          inst, InferScatterShape(operands,
+                                  ComputeProgramShape(*inst->to_apply()),
+                                  *a.scatter_dnums));
+    }
+    case Opcode::kTuple:
+      return CheckShape(inst, InferTupleShape(operands));
+    case Opcode::kGetTupleElement:
+      return CheckShape(inst, InferGetTupleElementShape(*operands[0],
+                                                        inst->tuple_index()));
+    case Opcode::kReduce: {
+      const ProgramShape p = ComputeProgramShape(*inst->to_apply());
+      if (absl::Status s = CheckShape(
+              inst, InferReduceShape(operands, inst->dimensions(), p));
+          !s.ok()) {
+        return s;
+      }
+      if (!opts_.allow_mixed_precision) {
+        for (size_t i = 0; i < operands.size() && i < p.parameters.size();
+             ++i) {
+          if (p.parameters[i].element_type() != operands[i]->element_type()) {
+            return InstError(inst, "Shape mismatch between to_apply "
+                                   "computation parameter and operand ",
+                             i);
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kReduceWindow:
+      return CheckShape(
+          inst, InferReduceWindowShape(operands, a.window.value_or(Window()),
+                                       ComputeProgramShape(*inst->to_apply())));
+    case Opcode::kSelectAndScatter:
+      return CheckShape(
+          inst,
+          InferSelectAndScatterShape(
+              *operands[0],
+              ComputeProgramShape(*inst->called_computations()[0]),
+              a.window.value_or(Window()), *operands[1], *operands[2],
+              ComputeProgramShape(*inst->called_computations()[1])));
+    case Opcode::kMap: {
+      const ProgramShape p = ComputeProgramShape(*inst->to_apply());
+      if (absl::Status s = CheckShape(inst, InferMapShape(operands, p));
+          !s.ok()) {
+        return s;
+      }
+      if (!opts_.allow_mixed_precision) {
+        for (size_t i = 0; i < operands.size() && i < p.parameters.size();
+             ++i) {
+          if (p.parameters[i].element_type() != operands[i]->element_type()) {
+            return InstError(inst, "Shape mismatch between to_apply "
+                                   "computation parameter and operand ",
+                             i);
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kSort: {
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, "sort needs exactly one dimension, got ",
+                         IntList(inst->dimensions()));
+      }
+      return CheckShape(
+          inst, InferSortShape(operands, inst->dimensions(0),
+                               ComputeProgramShape(*inst->to_apply())));
+    }
+    case Opcode::kTopK:
+      return CheckShape(inst, InferTopKShape(*operands[0], a.k));
+    case Opcode::kDot:
+    case Opcode::kRaggedDot:
+    case Opcode::kScaledDot:
+    case Opcode::kConvolution:
+      return HandleDot(inst);
+    case Opcode::kFft:
+      return CheckShape(inst,
+                        InferFftShape(*operands[0], a.fft_type, a.fft_length));
+    case Opcode::kTriangularSolve:
+      return CheckShape(inst, InferTriangularSolveShape(
+                                  *operands[0], *operands[1], a.left_side));
+    case Opcode::kCholesky:
+      return CheckShape(inst, InferCholeskyShape(*operands[0]));
+    case Opcode::kBatchNormTraining:
+      return CheckShape(inst, InferBatchNormTrainingShape(
+                                  *operands[0], *operands[1], *operands[2],
+                                  a.feature_index));
+    case Opcode::kBatchNormInference:
+      return CheckShape(inst,
+                        InferBatchNormInferenceShape(
+                            *operands[0], *operands[1], *operands[2],
+                            *operands[3], *operands[4], a.feature_index));
+    case Opcode::kBatchNormGrad:
+      return CheckShape(inst, InferBatchNormGradShape(
+                                  *operands[0], *operands[1], *operands[2],
+                                  *operands[3], *operands[4], a.feature_index));
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize: {
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, OpcodeName(op),
+                         " needs exactly one dimension, got ",
+                         IntList(inst->dimensions()));
+      }
+      if (op == Opcode::kGetDimensionSize) {
+        return CheckShape(inst, InferGetDimensionSizeShape(
+                                    *operands[0], inst->dimensions(0)));
+      }
+      return CheckShape(inst,
+                        InferSetDimensionSizeShape(*operands[0], *operands[1],
+                                                   inst->dimensions(0)));
+    }
+    case Opcode::kCall:
+      return HandleCall(inst);
+    case Opcode::kWhile:
+      return HandleWhile(inst);
+    case Opcode::kConditional:
+      return HandleConditional(inst);
+    case Opcode::kFusion:
+      return HandleFusion(inst);
+    case Opcode::kCustomCall:
+      return HandleCustomCall(inst);
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermuteDone:
+      return HandleCollective(inst);
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      return HandleAsync(inst);
+    case Opcode::kCopyStart:
+      return CheckShape(inst, Shape::Tuple({*operands[0], *operands[0],
+                                            Shape::Scalar(PrimitiveType::kU32)}));
+    case Opcode::kCopyDone: {
+      const Shape& s = *operands[0];
+      if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
+        return InstError(inst, "copy-done needs a copy-start tuple operand, "
+                               "got ",
+                         ShapeText(s));
+      }
+      if (!ShapesSame(s.tuple_shapes(0), s.tuple_shapes(1))) {
+        return InstError(inst, "Source and destination buffers in CopyDone "
+                               "arguments need to be the same shape, found ",
+                         ShapeText(s.tuple_shapes(0)), " and ",
+                         ShapeText(s.tuple_shapes(1)));
+      }
+      return CheckShape(inst, s.tuple_shapes(0));
+    }
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+      return HandleSendRecv(inst);
+    case Opcode::kInfeed: {
+      if (!operands[0]->IsToken()) {
+        return InstError(inst, "Expected operand 0 to be token-shaped, actual "
+                               "shape is ",
+                         ShapeText(*operands[0]));
+      }
+      const Shape& s = inst->shape();
+      if (!s.IsTuple() || s.tuple_shapes_size() != 2 ||
+          !s.tuple_shapes(1).IsToken()) {
+        return InstError(inst, "infeed must produce a (data, token[]) tuple, "
+                               "got ",
+                         ShapeText(s));
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kOutfeed: {
+      if (!operands[1]->IsToken()) {
+        return InstError(inst, "Expected operand 1 to be token-shaped, actual "
+                               "shape is ",
+                         ShapeText(*operands[1]));
+      }
+      if (a.outfeed_shape.has_value() &&
+          !ShapesSame(*a.outfeed_shape, *operands[0])) {
+        return InstError(inst, "Expected outfeed shape to be equal to "
+                               "operand's shape ",
+                         ShapeText(*operands[0]), ", actual shape is ",
+                         ShapeText(*a.outfeed_shape));
+      }
+      return CheckShape(inst, Shape::Token());
+    }
+    case Opcode::kAfterAll:
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        if (!operands[i]->IsToken()) {
+          return InstError(inst, "after-all operands must be tokens, operand ",
+                           i, " is ", ShapeText(*operands[i]));
+        }
+      }
+      return CheckShape(inst, Shape::Token());
+    case Opcode::kAddDependency:
+      if (!operands[1]->IsToken()) {
+        return InstError(inst, "Expected operand 1 to be token-shaped, actual "
+                               "shape is ",
+                         ShapeText(*operands[1]));
+      }
+      return CheckShape(inst, *operands[0]);
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      return CheckShape(inst, Shape::Scalar(PrimitiveType::kU32));
+    case Opcode::kRng:
+      return HandleRng(inst);
+    case Opcode::kRngGetAndUpdateState:
+      if (!inst->shape().Compatible(Shape(PrimitiveType::kU64, {2}))) {
+        return InstError(inst, "rng-get-and-update-state must produce u64[2], "
+                               "got ",
+                         ShapeText(inst->shape()));
+      }
+      return absl::OkStatus();
+    case Opcode::kRngBitGenerator: {
+      const Shape& s = inst->shape();
+      if (!s.IsTuple()) return absl::OkStatus();
+      if (s.tuple_shapes_size() != 2) {
+        return InstError(inst, "Expected tuple shape with 2 elements for "
+                               "RngBitGenerator, got ",
+                         ShapeText(s));
+      }
+      if (!operands[0]->Compatible(s.tuple_shapes(0))) {
+        return InstError(inst, "Expected state shape to match between input "
+                               "and output for RngBitGenerator, got ",
+                         ShapeText(*operands[0]), " vs ",
+                         ShapeText(s.tuple_shapes(0)));
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kScan: {
+      if (inst->dimensions().size() != 1) {
+        return InstError(inst, "scan needs exactly one dimension, got ",
+                         IntList(inst->dimensions()));
+      }
+      const int64_t carries = a.num_carries;
+      if (carries < 0 || carries > inst->operand_count()) {
+        return InstError(inst, "scan num_carries ", carries,
+                         " is out of range for ", inst->operand_count(),
+                         " operands");
+      }
+      const int64_t dim = inst->dimensions(0);
+      for (int64_t i = 0; i < inst->operand_count() - carries; ++i) {
+        if (!operands[i]->IsArray() || dim < 0 || dim >= operands[i]->rank()) {
+          return InstError(inst, "scan dimension ", dim,
+                           " is out of range for input ",
+                           ShapeText(*operands[i]));
+        }
+      }
+      const Computation* body = inst->to_apply();
+      if (body->num_parameters() != inst->operand_count()) {
+        return InstError(inst, "scan computation '", body->name(),
+                         "' must take ", inst->operand_count(),
+                         " parameters, takes ", body->num_parameters());
+      }
+      return absl::OkStatus();
+    }
+    case Opcode::kAlternatives:
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        if (!operands[i]->Compatible(inst->shape())) {
+          return InstError(inst, "alternatives operand ", i, " has shape ",
+                           ShapeText(*operands[i]),
+                           " but the result has shape ",
+                           ShapeText(inst->shape()));
+        }
+      }
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Module-wide checks.
+
+absl::Status Verifier::VerifyAsyncPairs() {
+  const Computation* entry = module_.entry_computation();
+  absl::Status status = absl::OkStatus();
+  // A start (or update) feeds exactly one matching done/update. Loops may
+  // carry the async value: a non-entry ROOT may leave it unused, and tuples
+  // or while loops may pass it on.
+  auto check_users = [&](const Instruction* inst,
+                         std::initializer_list<Opcode> dones) -> absl::Status {
+    int64_t done_users = 0;
+    for (const Instruction* u : inst->users()) {
+      if (std::find(dones.begin(), dones.end(), u->opcode()) != dones.end()) {
+        ++done_users;
+      }
+    }
+    const int64_t users = inst->user_count();
+    const bool flows_out = inst->IsRoot() && inst->parent() != entry;
+    if (done_users > 1 || (users == 0 && !flows_out) ||
+        (users > 1 && done_users == users)) {
+      return InstError(inst, "The ", OpcodeName(inst->opcode()),
+                       " instruction requires one consumer, found ", users);
+    }
+    return absl::OkStatus();
+  };
+  auto check_operand = [&](const Instruction* inst,
+                           Opcode expected) -> absl::Status {
+    const Instruction* op = inst->operand(0);
+    if (op->opcode() == expected) return absl::OkStatus();
+    return InstError(inst, "The operand of a ", OpcodeName(inst->opcode()),
+                     " instruction needs to be ", OpcodeName(expected),
+                     ", found ", OpcodeName(op->opcode()));
+  };
+  for (const auto& c : module_.computations()) {
+    c->ForEachInstruction([&](const Instruction* inst) {
+      if (!status.ok()) return;
+      switch (inst->opcode()) {
+        case Opcode::kAsyncStart:
+        case Opcode::kAsyncUpdate:
+          status = check_users(inst, {Opcode::kAsyncUpdate, Opcode::kAsyncDone});
+          break;
+        case Opcode::kAllReduceStart:
+          status = check_users(inst, {Opcode::kAllReduceDone});
+          break;
+        case Opcode::kAllReduceDone:
+          status = check_operand(inst, Opcode::kAllReduceStart);
+          break;
+        case Opcode::kAllGatherStart:
+          status = check_users(inst, {Opcode::kAllGatherDone});
+          break;
+        case Opcode::kAllGatherDone:
+          status = check_operand(inst, Opcode::kAllGatherStart);
+          break;
+        case Opcode::kCopyStart:
+          status = check_users(inst, {Opcode::kCopyDone});
+          break;
+        case Opcode::kCopyDone:
+          status = check_operand(inst, Opcode::kCopyStart);
+          break;
+        case Opcode::kCollectivePermuteStart:
+          status = check_users(inst, {Opcode::kCollectivePermuteDone});
+          break;
+        case Opcode::kCollectivePermuteDone:
+          status = check_operand(inst, Opcode::kCollectivePermuteStart);
+          break;
+        default:
+          break;
+      }
+    });
+    if (!status.ok()) return status;
+  }
+  // Async computations hold only parameters and the wrapped root, unless
+  // the async op groups several collectives.
+  for (const auto& c : module_.computations()) {
+    auto it = callers_.find(c.get());
+    if (it == callers_.end() || it->second.empty()) continue;
+    bool all_async = true;
+    bool grouped = false;
+    for (const Instruction* caller : it->second) {
+      all_async &= IsAsyncOp(caller->opcode());
+      grouped |= FindFrontendAttr(caller, "_collectives_group") != nullptr;
+    }
+    if (!all_async || grouped) continue;
+    bool trivial = true;
+    c->ForEachInstruction([&](const Instruction* inst) {
+      if (inst != c->root_instruction() &&
+          inst->opcode() != Opcode::kParameter) {
+        trivial = false;
+      }
+    });
+    if (!trivial) {
+      return CompError(c.get(), "Asynchronous computation expected to "
+                                "contain only the root and parameter "
+                                "instructions");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyLayoutConstrainedAllReduce() {
+  const Instruction* reference = nullptr;
+  for (const auto& c : module_.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      if (inst->opcode() != Opcode::kAllReduce &&
+          inst->opcode() != Opcode::kAllReduceStart) {
+        continue;
+      }
+      if (reference == nullptr) {
+        reference = inst;
+      } else if (reference->attrs().constrain_layout !=
+                 inst->attrs().constrain_layout) {
+        return InstError(inst, "HloModule has a mix of layout constrained and "
+                               "unconstrained AllReduce instructions");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyChannels() {
+  // Host transfers sharing a channel must agree on data shape and
+  // rendezvous.
+  std::map<std::pair<int64_t, Opcode>, const Instruction*> host_first;
+  // Point-to-point send/recv of scheduled modules, keyed by channel and
+  // source-target pairs.
+  std::map<std::pair<int64_t, std::string>, std::pair<int64_t, int64_t>> p2p;
+  std::map<std::pair<int64_t, std::string>, const Instruction*> p2p_example;
+  const bool scheduled = module_.config().is_scheduled.value_or(false);
+  for (const auto& c : module_.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      const Opcode op = inst->opcode();
+      if (op != Opcode::kSend && op != Opcode::kRecv) continue;
+      const InstructionAttrs& a = inst->attrs();
+      const int64_t channel = a.channel_id.value_or(-1);
+      if (a.is_host_transfer) {
+        auto [it, inserted] = host_first.emplace(std::pair(channel, op), inst);
+        if (inserted) continue;
+        const Instruction* first = it->second;
+        const Shape& s1 = op == Opcode::kSend ? first->operand(0)->shape()
+                                              : first->shape();
+        const Shape& s2 =
+            op == Opcode::kSend ? inst->operand(0)->shape() : inst->shape();
+        if (!s1.Compatible(s2)) {
+          return InstError(inst, "host transfer on channel ", channel,
+                           " uses shape ", ShapeText(s2), " but '",
+                           first->name(), "' uses ", ShapeText(s1));
+        }
+        auto rendezvous = [](const Instruction* i) -> std::string {
+          const FrontendAttribute* f =
+              FindFrontendAttr(i, "_xla_host_transfer_rendezvous");
+          return f ? f->value : std::string();
+        };
+        if (rendezvous(first) != rendezvous(inst)) {
+          return InstError(inst, "host transfer on channel ", channel,
+                           " uses a different rendezvous than '",
+                           first->name(), "'");
+        }
+        continue;
+      }
+      if (!scheduled) continue;
+      const FrontendAttribute* f =
+          FindFrontendAttr(inst, "_xla_send_recv_source_target_pairs");
+      std::string key;
+      if (f != nullptr) {
+        auto pairs = ParsePairs(f->value);
+        if (!pairs.has_value()) {
+          return InstError(inst, "malformed _xla_send_recv_source_target_pairs "
+                                 "'",
+                           f->value, "'");
+        }
+        absl::flat_hash_set<int64_t> sources, targets;
+        absl::flat_hash_map<int64_t, int64_t> next;
+        for (const auto& [s, t] : *pairs) {
+          if (!sources.insert(s).second) {
+            return InstError(inst, "Source ", s,
+                             " appears more than once in the send/recv "
+                             "source-target pairs");
+          }
+          if (!targets.insert(t).second) {
+            return InstError(inst, "Target ", t,
+                             " appears more than once in the send/recv "
+                             "source-target pairs");
+          }
+          next[s] = t;
+        }
+        // A cycle of point-to-point transfers deadlocks when scheduled
+        // one instruction at a time.
+        for (const auto& [s, t] : *pairs) {
+          int64_t cur = t;
+          for (size_t steps = 0; steps <= pairs->size(); ++steps) {
+            if (cur == s) {
+              return InstError(inst, "send/recv source-target pairs ",
+                               f->value, " form a cycle");
+            }
+            auto it = next.find(cur);
+            if (it == next.end()) break;
+            cur = it->second;
+          }
+        }
+        for (const auto& [s, t] : *pairs) StrAppend(&key, s, ",", t, ";");
+      }
+      auto& counts = p2p[{channel, key}];
+      (op == Opcode::kSend ? counts.first : counts.second)++;
+      p2p_example.emplace(std::pair(channel, key), inst);
+    }
+  }
+  for (const auto& [k, counts] : p2p) {
+    if (counts.first != counts.second) {
+      return InstError(p2p_example[k], "scheduled send/recv on channel ",
+                       k.first, " are unmatched: ", counts.first,
+                       " send(s) and ", counts.second,
+                       " recv(s) with the same source-target pairs");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::VerifyEntryLayoutAndAliases() {
+  const Computation* entry = module_.entry_computation();
+  const ModuleConfig& config = module_.config();
+  const Shape& root = entry->root_instruction()->shape();
+  if (config.entry_computation_layout.has_value()) {
+    const ComputationLayout& layout = *config.entry_computation_layout;
+    if (!ShapesSame(root, layout.result)) {
+      return ModError("Shape of the root instruction of entry computation (",
+                      ShapeText(root),
+                      ") should be compatible to one specified in module's "
+                      "entry computation layout (",
+                      ShapeText(layout.result), ")");
+    }
+    if (static_cast<int64_t>(layout.parameters.size()) !=
+        entry->num_parameters()) {
+      return ModError("Number of parameters in entry computation layout (",
+                      layout.parameters.size(),
+                      ") must be same as number of parameters of entry "
+                      "computation (",
+                      entry->num_parameters(), ")");
+    }
+    for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+      const Shape& p = entry->parameter_instruction(i)->shape();
+      if (!ShapesSame(p, layout.parameters[i])) {
+        return ModError("Shape of the entry computation parameter ", i, " is ",
+                        ShapeText(p),
+                        " should be compatible to the one specified in "
+                        "module's entry computation layout ",
+                        ShapeText(layout.parameters[i]));
+      }
+    }
+  }
+  if (config.input_output_alias.has_value()) {
+    std::set<std::pair<int64_t, ShapeIndex>> params_seen;
+    for (const InputOutputAlias& alias : *config.input_output_alias) {
+      if (root.SubShape(alias.output_index) == nullptr) {
+        return ModError("input_output_alias output index ",
+                        IndexText(alias.output_index),
+                        " is invalid for the entry result ", ShapeText(root));
+      }
+      if (alias.parameter < 0 || alias.parameter >= entry->num_parameters()) {
+        return ModError("input_output_alias parameter ", alias.parameter,
+                        " is out of range");
+      }
+      const Shape& param = entry->parameter_instruction(alias.parameter)->shape();
+      if (param.SubShape(alias.parameter_index) == nullptr) {
+        return ModError("input_output_alias parameter index ",
+                        IndexText(alias.parameter_index),
+                        " is invalid for parameter ", alias.parameter);
+      }
+      if (!params_seen.emplace(alias.parameter, alias.parameter_index).second) {
+        return ModError("parameter ", alias.parameter, " at ",
+                        IndexText(alias.parameter_index),
+                        " is aliased with more than one output");
+      }
+      if (alias.kind == InputOutputAlias::Kind::kMustAlias &&
+          config.entry_computation_layout.has_value()) {
+        const ComputationLayout& layout = *config.entry_computation_layout;
+        const Shape* r = layout.result.SubShape(alias.output_index);
+        const Shape* p = alias.parameter < static_cast<int64_t>(
+                                               layout.parameters.size())
+                             ? layout.parameters[alias.parameter].SubShape(
+                                   alias.parameter_index)
+                             : nullptr;
+        if (r != nullptr && p != nullptr && !(*r == *p)) {
+          return ModError("Shape and memory space of the result at index ",
+                          IndexText(alias.output_index), " (", r->ToString(),
+                          ") must be the same as the shape and memory space "
+                          "of aliased parameter ",
+                          alias.parameter, " at index ",
+                          IndexText(alias.parameter_index), " (",
+                          p->ToString(), ")");
+        }
+      }
+    }
+  }
+  if (config.buffer_donor.has_value()) {
+    for (const BufferDonor& d : *config.buffer_donor) {
+      if (d.parameter < 0 || d.parameter >= entry->num_parameters()) {
+        return ModError("buffer_donor parameter ", d.parameter,
+                        " is out of range");
+      }
+      if (entry->parameter_instruction(d.parameter)->shape().SubShape(
+              d.index) == nullptr) {
+        return ModError("buffer_donor index ", IndexText(d.index),
+                        " is invalid for parameter ", d.parameter);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Buffers (b(...) shapes) are linear values: they come from Pin-like custom
+// calls or computation parameters, every custom call that takes or produces
+// one must alias it, and each buffer is consumed at most once.
+absl::Status Verifier::VerifyBuffers() {
+  const Computation* entry = module_.entry_computation();
+  for (const Instruction* p : entry->parameter_instructions()) {
+    if (HasBuffer(p->shape())) {
+      return InstError(p, "entry computation parameters cannot be buffers");
+    }
+  }
+  if (HasBuffer(entry->root_instruction()->shape())) {
+    return InstError(entry->root_instruction(),
+                     "the entry computation cannot return a buffer");
+  }
+  for (const auto& c : module_.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall) {
+        const auto& aliases = inst->attrs().output_to_operand_aliasing;
+        std::set<std::pair<int64_t, ShapeIndex>> aliased_operands;
+        std::set<ShapeIndex> aliased_outputs;
+        for (const OutputOperandAlias& a : aliases) {
+          if (!aliased_operands.emplace(a.operand, a.operand_index).second) {
+            return InstError(inst, "operand ", a.operand, " at ",
+                             IndexText(a.operand_index),
+                             " is aliased with more than one output");
+          }
+          aliased_outputs.insert(a.output_index);
+        }
+        ShapeIndex index;
+        absl::Status status = absl::OkStatus();
+        if (inst->operand_count() > 0) {
+          ForEachLeaf(inst->shape(), &index,
+                      [&](const Shape& s, const ShapeIndex& i) {
+                        if (status.ok() && s.IsBuffer() &&
+                            !aliased_outputs.contains(i)) {
+                          status = InstError(
+                              inst, "buffer result at ", IndexText(i),
+                              " must alias an operand "
+                              "(output_to_operand_aliasing)");
+                        }
+                      });
+        }
+        if (!status.ok()) return status;
+        for (int64_t k = 0; k < inst->operand_count(); ++k) {
+          index.clear();
+          ForEachLeaf(inst->operand(k)->shape(), &index,
+                      [&](const Shape& s, const ShapeIndex& i) {
+                        if (status.ok() && s.IsBuffer() &&
+                            !aliased_operands.contains({k, i})) {
+                          status = InstError(
+                              inst, "buffer operand ", k, " at ", IndexText(i),
+                              " must be aliased to a result "
+                              "(output_to_operand_aliasing)");
+                        }
+                      });
+          if (!status.ok()) return status;
+        }
+      }
+      // Each buffer leaf of this value is consumed at most once.
+      if (!HasBuffer(inst->shape())) continue;
+      std::map<ShapeIndex, int64_t> uses;
+      auto use_all = [&](const ShapeIndex& prefix, int64_t times) {
+        const Shape* sub = inst->shape().SubShape(prefix);
+        if (sub == nullptr) return;
+        ShapeIndex index = prefix;
+        ForEachLeaf(*sub, &index, [&](const Shape& s, const ShapeIndex& i) {
+          if (s.IsBuffer()) uses[i] += times;
+        });
+      };
+      for (const Instruction* u : inst->users()) {
+        if (u->opcode() == Opcode::kGetTupleElement) {
+          use_all({u->tuple_index()}, 1);
+          continue;
+        }
+        const int64_t times =
+            std::count(u->operands().begin(), u->operands().end(), inst);
+        use_all({}, times);
+      }
+      if (inst->IsRoot()) use_all({}, 1);
+      for (const auto& [i, n] : uses) {
+        if (n > 1) {
+          return InstError(inst, "buffer at ", IndexText(i), " is used ", n,
+                           " times; a buffer may only be used once");
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::Run() {
+  const ModuleConfig& config = module_.config();
+  replica_count_ = std::max<int64_t>(1, config.replica_count.value_or(1));
+  num_partitions_ = std::max<int64_t>(1, config.num_partitions.value_or(1));
+  if (absl::Status s = VerifyStructure(); !s.ok()) return s;
+  for (const auto& c : module_.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      if (absl::Status s = VerifyInstruction(inst); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = VerifyAsyncPairs(); !s.ok()) return s;
+  if (absl::Status s = VerifyChannels(); !s.ok()) return s;
+  if (absl::Status s = VerifyEntryLayoutAndAliases(); !s.ok()) return s;
+  if (absl::Status s = VerifyBuffers(); !s.ok()) return s;
+  return VerifyLayoutConstrainedAllReduce();
+}
+
+}  // namespace
+
+absl::Status VerifyModule(const Module& module, const VerifierOptions& options,
+                          const std::string& file) {
+  Verifier verifier(module, options, file);
+  return verifier.Run();
+}
+
+}  // namespace hlogym
