@@ -166,6 +166,120 @@ std::unique_ptr<Module> ShuffledRenamedClone(const Module& m, uint64_t seed) {
   return out;
 }
 
+// Copies `m` with instructions and computations in an order that depends
+// only on structure: a post-order from the root (then from the other sinks,
+// sorted by their cone hash), and computations sorted by DagHash. The
+// canonical printer numbers instructions by post-order position, which
+// otherwise depends on the text order.
+std::unique_ptr<Module> StructurallyOrderedClone(const Module& m) {
+  auto out = std::make_unique<Module>(m.name());
+  *out->mutable_config() = m.config();
+  std::vector<std::pair<uint64_t, const Computation*>> comps;
+  for (const auto& c : m.computations()) comps.push_back({DagHash(*c), c.get()});
+  std::stable_sort(comps.begin(), comps.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  absl::flat_hash_map<const Computation*, std::unique_ptr<Computation>> fresh;
+  absl::flat_hash_map<const Computation*, Computation*> comp_map;
+  for (const auto& [h, c] : comps) {
+    auto nc = std::make_unique<Computation>(c->name());
+    nc->set_execution_thread(c->execution_thread());
+    nc->set_is_fusion_computation(c->IsFusionComputation());
+    comp_map[c] = nc.get();
+    fresh[c] = std::move(nc);
+  }
+  for (const auto& [h, c] : comps) {
+    Computation* nc = comp_map[c];
+    std::vector<std::pair<uint64_t, const Instruction*>> starts;
+    c->ForEachInstruction([&](Instruction* i) {
+      if (i != c->root_instruction() && i->users().empty() &&
+          i->control_successors().empty()) {
+        starts.push_back({InstructionHash(*i), i});
+      }
+    });
+    std::stable_sort(
+        starts.begin(), starts.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (c->root_instruction()) starts.insert(starts.begin(), {0, c->root_instruction()});
+    absl::flat_hash_map<const Instruction*, Instruction*> map;
+    absl::flat_hash_set<const Instruction*> open;
+    for (const auto& [unused, start] : starts) {
+      if (map.contains(start)) continue;
+      std::vector<std::pair<const Instruction*, size_t>> stack = {{start, 0}};
+      open.insert(start);
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        const size_t nops = node->operands().size();
+        if (next < nops + node->control_predecessors().size()) {
+          const Instruction* dep =
+              next < nops ? node->operand(next)
+                          : node->control_predecessors()[next - nops];
+          ++next;
+          if (!map.contains(dep) && open.insert(dep).second) {
+            stack.push_back({dep, 0});
+          }
+          continue;
+        }
+        const Instruction* old = node;
+        stack.pop_back();
+        std::vector<Instruction*> ops;
+        for (Instruction* op : old->operands()) ops.push_back(map.at(op));
+        auto n = old->CloneWithNewOperands(ops);
+        std::vector<Computation*> callees;
+        for (Computation* callee : old->called_computations()) {
+          callees.push_back(comp_map.at(callee));
+        }
+        n->set_called_computations(std::move(callees));
+        Instruction* added = nc->AddInstruction(std::move(n));
+        for (Instruction* p : old->control_predecessors()) {
+          EXPECT_TRUE(map.at(p)->AddControlDependencyTo(added).ok());
+        }
+        map[old] = added;
+      }
+    }
+    if (c->root_instruction()) {
+      nc->set_root_instruction(map.at(c->root_instruction()));
+    }
+  }
+  // Module order = post-order of calls from the entry (callees in the new
+  // instruction order), then from the uncalled computations by hash; the
+  // printer numbers computations in this order.
+  absl::flat_hash_map<const Computation*, const Computation*> back;
+  for (const auto& [from, to] : comp_map) back[to] = from;
+  std::vector<const Computation*> starts;
+  if (m.entry_computation()) starts.push_back(m.entry_computation());
+  for (const auto& [h, c] : comps) starts.push_back(c);
+  absl::flat_hash_set<const Computation*> seen;
+  for (const Computation* start : starts) {
+    if (!seen.insert(start).second) continue;
+    std::vector<std::pair<const Computation*, std::vector<const Computation*>>>
+        stack;
+    auto callees_of = [&](const Computation* old) {
+      std::vector<const Computation*> callees;
+      comp_map.at(old)->ForEachInstruction([&](Instruction* i) {
+        for (Computation* callee : i->called_computations()) {
+          callees.push_back(back.at(callee));
+        }
+      });
+      std::reverse(callees.begin(), callees.end());
+      return callees;
+    };
+    stack.push_back({start, callees_of(start)});
+    while (!stack.empty()) {
+      auto& [c, pending] = stack.back();
+      if (!pending.empty()) {
+        const Computation* next = pending.back();
+        pending.pop_back();
+        if (seen.insert(next).second) stack.push_back({next, callees_of(next)});
+        continue;
+      }
+      const Computation* done = c;
+      stack.pop_back();
+      out->AddComputation(std::move(fresh[done]), done == m.entry_computation());
+    }
+  }
+  return out;
+}
+
 bool IsNonCommutativeBinary(Opcode op) {
   switch (op) {
     case Opcode::kSubtract:
@@ -311,7 +425,15 @@ class DagHashCorpusTest : public ::testing::Test {
       ++files_;
       ParseOptions options;
       options.filename = p.filename().string();
+      const auto start = std::chrono::steady_clock::now();
       auto m = ParseModule(text, options);
+      const double seconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      if (seconds > 1.0) {
+        std::cout << "[ WARNING  ] parsing " << p << " took " << seconds
+                  << " s\n";
+      }
       if (!m.ok()) continue;
       modules_->push_back({p, std::move(*m)});
     }
@@ -388,13 +510,14 @@ TEST_F(DagHashCorpusTest, NoCollisions) {
   canonical.print_metadata = false;
   // Things the hash ignores on purpose, cleared so that the canonical text
   // compares what the hash sees.
-  auto canonical_text = [&](Module& m) {
-    ModuleConfig* c = m.mutable_config();
+  auto canonical_text = [&](const Module& m) {
+    std::unique_ptr<Module> ordered = StructurallyOrderedClone(m);
+    ModuleConfig* c = ordered->mutable_config();
     c->is_scheduled.reset();
     c->origin_recovery_table.clear();
     c->debug_attributes.clear();
     c->stack_frames.clear();
-    return PrintModule(m, canonical);
+    return PrintModule(*ordered, canonical);
   };
   absl::flat_hash_map<uint64_t, size_t> by_hash;
   int64_t equal_pairs = 0;

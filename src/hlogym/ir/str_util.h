@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/string_view.h"
+
 namespace hlogym {
 
 namespace str_internal {
@@ -17,6 +19,13 @@ inline void AppendOne(std::string* out, const std::string& s) {
   out->append(s);
 }
 inline void AppendOne(std::string* out, char c) { out->push_back(c); }
+// Debian's absl::string_view is its own type (status messages use it).
+template <typename T>
+  requires std::same_as<T, absl::string_view> &&
+           (!std::same_as<absl::string_view, std::string_view>)
+void AppendOne(std::string* out, const T& s) {
+  out->append(s.data(), s.size());
+}
 template <std::integral T>
   requires(!std::same_as<T, char> && !std::same_as<T, bool>)
 void AppendOne(std::string* out, T v) {

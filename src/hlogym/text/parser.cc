@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "hlogym/ir/shape_inference.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/text/lexer.h"
 
@@ -108,6 +109,123 @@ struct PendingInstruction {
   bool has_called_computations = false;
   absl::flat_hash_set<std::string> seen;
 };
+
+void FillMissingLayouts(Shape* s) {
+  if (s->IsTuple()) {
+    for (Shape& e : *s->mutable_tuple_shapes()) FillMissingLayouts(&e);
+  } else if (s->IsArray() &&
+             (!s->has_layout() ||
+              static_cast<int64_t>(s->layout().minor_to_major.size()) != s->rank())) {
+    s->SetDefaultLayout();
+  }
+}
+
+// Result shapes for instructions written without one, through the shape
+// inference rules the verifier uses.
+absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
+  std::vector<const Shape*> shapes;
+  for (Instruction* o : p.operands) shapes.push_back(&o->shape());
+  const InstructionAttrs& a = p.attrs;
+  auto need = [&](size_t n) -> absl::Status {
+    if (shapes.size() < n) {
+      return absl::InvalidArgumentError(StrCat("expected at least ", static_cast<int64_t>(n), " operands"));
+    }
+    return absl::OkStatus();
+  };
+  const std::vector<int64_t> dims =
+      p.dimensions ? std::vector<int64_t>(p.dimensions->begin(), p.dimensions->end())
+                   : std::vector<int64_t>();
+  auto program = [](Computation* c) {
+    return c ? ComputeProgramShape(*c) : ProgramShape();
+  };
+  if (absl::Status st = need(1); !st.ok() && p.opcode != Opcode::kConstant) return st;
+  switch (p.opcode) {
+    case Opcode::kPad:
+      if (absl::Status st = need(2); !st.ok()) return st;
+      return InferPadShape(*shapes[0], *shapes[1], a.padding);
+    case Opcode::kTranspose:
+      return InferTransposeShape(*shapes[0], dims);
+    case Opcode::kReverse:
+      return InferReverseShape(*shapes[0], dims);
+    case Opcode::kConcatenate:
+      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      return InferConcatenateShape(shapes, dims[0]);
+    case Opcode::kDot:
+      if (absl::Status st = need(2); !st.ok()) return st;
+      return InferDotShape(*shapes[0], *shapes[1],
+                           a.dot_dnums.value_or(DotDimensionNumbers()), std::nullopt);
+    case Opcode::kRaggedDot:
+      if (absl::Status st = need(3); !st.ok()) return st;
+      return InferRaggedDotShape(*shapes[0], *shapes[1], *shapes[2],
+                                 a.dot_dnums.value_or(DotDimensionNumbers()),
+                                 a.ragged_dnums.value_or(RaggedDotDimensionNumbers()),
+                                 std::nullopt);
+    case Opcode::kConvolution:
+      if (absl::Status st = need(2); !st.ok()) return st;
+      return InferConvolutionShape(*shapes[0], *shapes[1], a.feature_group_count,
+                                   a.batch_group_count, a.window.value_or(Window()),
+                                   a.conv_dnums.value_or(ConvolutionDimensionNumbers()),
+                                   std::nullopt);
+    case Opcode::kReduce:
+      return InferReduceShape(shapes, dims, program(p.to_apply));
+    case Opcode::kReduceWindow:
+      return InferReduceWindowShape(shapes, a.window.value_or(Window()),
+                                    program(p.to_apply));
+    case Opcode::kSort:
+      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      return InferSortShape(shapes, dims[0], program(p.to_apply));
+    case Opcode::kMap:
+      return InferMapShape(shapes, program(p.to_apply));
+    case Opcode::kGather:
+      if (absl::Status st = need(2); !st.ok()) return st;
+      return InferGatherShape(*shapes[0], *shapes[1],
+                              a.gather_dnums.value_or(GatherDimensionNumbers()),
+                              a.gather_slice_sizes);
+    case Opcode::kScatter:
+      return InferScatterShape(shapes, program(p.to_apply),
+                               a.scatter_dnums.value_or(ScatterDimensionNumbers()));
+    case Opcode::kSelectAndScatter:
+      if (absl::Status st = need(3); !st.ok()) return st;
+      return InferSelectAndScatterShape(*shapes[0], program(p.select),
+                                        a.window.value_or(Window()), *shapes[1],
+                                        *shapes[2], program(p.scatter));
+    case Opcode::kTopK:
+      return InferTopKShape(*shapes[0], a.k);
+    case Opcode::kFft:
+      return InferFftShape(*shapes[0], a.fft_type, a.fft_length);
+    case Opcode::kCholesky:
+      return InferCholeskyShape(*shapes[0]);
+    case Opcode::kTriangularSolve:
+      if (absl::Status st = need(2); !st.ok()) return st;
+      return InferTriangularSolveShape(*shapes[0], *shapes[1], a.left_side);
+    case Opcode::kGetDimensionSize:
+      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      return InferGetDimensionSizeShape(*shapes[0], dims[0]);
+    case Opcode::kSetDimensionSize:
+      if (dims.size() != 1 || shapes.size() < 2) {
+        return absl::InvalidArgumentError("needs one dimension and two operands");
+      }
+      return InferSetDimensionSizeShape(*shapes[0], *shapes[1], dims[0]);
+    case Opcode::kBatchNormTraining:
+      if (absl::Status st = need(3); !st.ok()) return st;
+      return InferBatchNormTrainingShape(*shapes[0], *shapes[1], *shapes[2],
+                                         a.feature_index);
+    case Opcode::kBatchNormInference:
+      if (absl::Status st = need(5); !st.ok()) return st;
+      return InferBatchNormInferenceShape(*shapes[0], *shapes[1], *shapes[2],
+                                          *shapes[3], *shapes[4], a.feature_index);
+    case Opcode::kBatchNormGrad:
+      if (absl::Status st = need(5); !st.ok()) return st;
+      return InferBatchNormGradShape(*shapes[0], *shapes[1], *shapes[2],
+                                     *shapes[3], *shapes[4], a.feature_index);
+    case Opcode::kAddDependency:
+      return *shapes[0];
+    case Opcode::kDomain:
+      return *shapes[0];
+    default:
+      return absl::InvalidArgumentError("write the result shape explicitly");
+  }
+}
 
 class Parser {
  public:
@@ -1776,9 +1894,14 @@ Instruction* Parser::Build(PendingInstruction* p) {
         break;
     }
     if (s.element_type() == PrimitiveType::kInvalid) {
-      Error(p->loc, StrCat("cannot infer the shape of ", OpcodeName(p->opcode),
-                           "; write the result shape explicitly"));
-      return nullptr;
+      absl::StatusOr<Shape> inferred = InferOmittedShape(*p);
+      if (!inferred.ok()) {
+        Error(p->loc, StrCat("cannot infer the shape of ", OpcodeName(p->opcode),
+                             ": ", inferred.status().message()));
+        return nullptr;
+      }
+      s = *std::move(inferred);
+      FillMissingLayouts(&s);
     }
     p->shape = std::move(s);
   }

@@ -1,0 +1,126 @@
+// Parses, verifies and round-trips every HLO module of the shared corpus.
+//
+// Modules marked expect_error=0 (or without the column) must parse, verify
+// and print back to text that re-parses to the same text and DagHash.
+// Modules marked expect_error=1 must be rejected with a located message.
+// Exceptions live in tests/corpus_known_gaps.tsv, one reason each; the list
+// must stay under 0.5% of the corpus and every entry must still fail.
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/verifier.h"
+#include "hlogym/text/parser.h"
+#include "hlogym/text/printer.h"
+#include "tests/corpus_util.h"
+
+namespace hlogym {
+namespace {
+
+std::map<std::string, std::string> LoadKnownGaps() {
+  std::map<std::string, std::string> gaps;
+  std::ifstream in(std::string(HLOGYM_SOURCE_DIR) + "/tests/corpus_known_gaps.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    gaps[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return gaps;
+}
+
+// Returns "" when the module behaves as its manifest says.
+std::string Check(const CorpusEntry& e) {
+  auto m = ParseModuleFile(e.path);
+  absl::Status status = m.ok() ? VerifyModule(**m, {}, e.path) : m.status();
+  if (e.expect_error) {
+    if (status.ok()) return "accepted, but the manifest says it is invalid";
+    static const std::regex kLocated("^[^\\n]*:[0-9]+:[0-9]+: .+");
+    std::string msg(status.message());
+    if (!std::regex_search(msg, kLocated)) {
+      return "rejected without a file:line:col location: " + msg;
+    }
+    return "";
+  }
+  if (!status.ok()) return std::string(status.message());
+  const std::string p1 = PrintModule(**m);
+  ParseOptions po;
+  po.filename = e.path + " (printed)";
+  auto m2 = ParseModule(p1, po);
+  if (!m2.ok()) {
+    return "printed text does not parse: " + std::string(m2.status().message());
+  }
+  if (absl::Status s = VerifyModule(**m2); !s.ok()) {
+    return "printed text does not verify: " + std::string(s.message());
+  }
+  if (PrintModule(**m2) != p1) return "print(parse(print(M))) != print(M)";
+  if (DagHash(**m) != DagHash(**m2)) return "DagHash changed by the round trip";
+  return "";
+}
+
+class CorpusTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusTest, ParsesVerifiesAndRoundTrips) {
+  const std::string shared = SharedDir();
+  if (shared.empty()) {
+    GTEST_SKIP() << "../shared not found: corpus tests skipped";
+  }
+  std::vector<CorpusEntry> entries = LoadManifest(shared, GetParam());
+  ASSERT_FALSE(entries.empty()) << "no entries in corpus/" << GetParam();
+  std::map<std::string, std::string> gaps = LoadKnownGaps();
+  int64_t passed = 0, known = 0, invalid_rejected = 0;
+  std::vector<std::string> failures, stale;
+  for (const CorpusEntry& e : entries) {
+    std::string rel = GetParam() + "/" + e.file;
+    std::string problem = Check(e);
+    bool is_gap = gaps.count(rel) > 0;
+    if (problem.empty()) {
+      ++passed;
+      if (e.expect_error) ++invalid_rejected;
+      if (is_gap) stale.push_back(rel);
+    } else if (is_gap) {
+      ++known;
+    } else {
+      failures.push_back(rel + ": " + problem);
+    }
+  }
+  std::cout << "[corpus/" << GetParam() << "] " << entries.size()
+            << " modules: " << passed << " as expected (" << invalid_rejected
+            << " invalid ones rejected), " << known << " known gaps, "
+            << failures.size() << " failures\n";
+  for (size_t i = 0; i < failures.size() && i < 60; ++i) {
+    ADD_FAILURE() << failures[i];
+  }
+  for (const std::string& s : stale) {
+    ADD_FAILURE() << s << " is listed in corpus_known_gaps.tsv but passes now";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest,
+                         ::testing::Values("hloenv", "models", "xla"));
+
+TEST(CorpusGaps, UnderHalfAPercent) {
+  const std::string shared = SharedDir();
+  if (shared.empty()) GTEST_SKIP() << "../shared not found: corpus tests skipped";
+  size_t total = 0;
+  for (const char* d : {"hloenv", "models", "xla"}) {
+    total += LoadManifest(shared, d).size();
+  }
+  std::map<std::string, std::string> gaps = LoadKnownGaps();
+  for (const auto& [file, reason] : gaps) {
+    EXPECT_FALSE(reason.empty()) << file << " has no reason";
+  }
+  std::cout << "[corpus] " << gaps.size() << " known gaps of " << total
+            << " modules (" << 100.0 * gaps.size() / total << "%)\n";
+  EXPECT_LT(static_cast<double>(gaps.size()), 0.005 * total);
+}
+
+}  // namespace
+}  // namespace hlogym
