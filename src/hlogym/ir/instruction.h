@@ -49,6 +49,7 @@ class Instruction {
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   bool IsUserOf(const Instruction* producer) const;
 
+  void mutable_operands_reserve(size_t n) { operands_.reserve(n); }
   // Appends an operand (the operand gains this instruction as user).
   void AppendOperand(Instruction* operand);
   // Replaces operand i; users lists are updated.

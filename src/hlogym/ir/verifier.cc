@@ -236,31 +236,50 @@ class Verifier {
 
  private:
   // ---- Messages.
+  // "file:line:col: " for the instruction, or for the nearest located
+  // instruction of its computation when it has no location of its own.
+  std::string Prefix(const Instruction* inst) const {
+    if (file_.empty()) return "";
+    const Instruction* at = inst;
+    if (at != nullptr && at->source_line() <= 0 && at->parent() != nullptr) {
+      at = LocatedInstruction(at->parent());
+    }
+    if (at == nullptr || at->source_line() <= 0) return StrCat(file_, ": ");
+    return StrCat(file_, ":", at->source_line(), ":", at->source_column(),
+                  ": ");
+  }
+  static const Instruction* LocatedInstruction(const Computation* c) {
+    if (c == nullptr) return nullptr;
+    const Instruction* root = c->root_instruction();
+    if (root != nullptr && root->source_line() > 0) return root;
+    const Instruction* found = nullptr;
+    c->ForEachInstruction([&](const Instruction* i) {
+      if (found == nullptr && i->source_line() > 0) found = i;
+    });
+    return found;
+  }
   template <typename... Args>
   absl::Status InstError(const Instruction* inst, const Args&... args) const {
-    std::string msg;
-    if (!file_.empty() && inst->source_line() > 0) {
-      StrAppend(&msg, file_, ":", inst->source_line(), ":",
-                inst->source_column(), ": ");
-    } else if (!file_.empty()) {
-      StrAppend(&msg, file_, ": ");
-    }
-    StrAppend(&msg, "instruction '", inst->name(), "': ", args...);
-    return absl::InvalidArgumentError(msg);
+    return absl::InvalidArgumentError(
+        StrCat(Prefix(inst), "instruction '", inst->name(), "': ", args...));
   }
   template <typename... Args>
   absl::Status CompError(const Computation* c, const Args&... args) const {
-    std::string msg;
-    if (!file_.empty()) StrAppend(&msg, file_, ": ");
-    StrAppend(&msg, "computation '", c->name(), "': ", args...);
-    return absl::InvalidArgumentError(msg);
+    const Instruction* at = LocatedInstruction(c);
+    std::string prefix = at != nullptr ? Prefix(at)
+                         : file_.empty() ? std::string()
+                                         : StrCat(file_, ": ");
+    return absl::InvalidArgumentError(
+        StrCat(prefix, "computation '", c->name(), "': ", args...));
   }
   template <typename... Args>
   absl::Status ModError(const Args&... args) const {
-    std::string msg;
-    if (!file_.empty()) StrAppend(&msg, file_, ": ");
-    StrAppend(&msg, "module '", module_.name(), "': ", args...);
-    return absl::InvalidArgumentError(msg);
+    const Instruction* at = LocatedInstruction(module_.entry_computation());
+    std::string prefix = at != nullptr ? Prefix(at)
+                         : file_.empty() ? std::string()
+                                         : StrCat(file_, ": ");
+    return absl::InvalidArgumentError(
+        StrCat(prefix, "module '", module_.name(), "': ", args...));
   }
   // Prefixes an inference error with the instruction.
   absl::Status Wrap(const Instruction* inst, const absl::Status& s) const {

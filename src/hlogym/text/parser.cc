@@ -90,8 +90,16 @@ struct PendingInstruction {
   std::optional<OpMetadata> metadata;
   std::optional<std::string> backend_config;
   std::optional<FrontendAttributes> frontend_attributes;
-  InstructionAttrs attrs;
+  std::unique_ptr<InstructionAttrs> attrs_storage;  // created on first use
   bool has_attrs = false;
+  InstructionAttrs& attrs() {
+    if (!attrs_storage) attrs_storage = std::make_unique<InstructionAttrs>();
+    return *attrs_storage;
+  }
+  const InstructionAttrs& attrs_or_empty() const {
+    static const InstructionAttrs* kEmpty = new InstructionAttrs();
+    return attrs_storage ? *attrs_storage : *kEmpty;
+  }
   std::vector<Instruction*> control_predecessors;
   // Called computations by role.
   Computation* to_apply = nullptr;
@@ -107,7 +115,18 @@ struct PendingInstruction {
   bool has_branch_computations = false;
   std::vector<Computation*> called_computations;
   bool has_called_computations = false;
-  absl::flat_hash_set<std::string> seen;
+  // Attribute keys written so far (views into the source text).
+  struct SeenKeys {
+    std::vector<std::string_view> keys;
+    bool insert(std::string_view k) {
+      if (contains(k)) return false;
+      keys.push_back(k);
+      return true;
+    }
+    bool contains(std::string_view k) const {
+      return std::find(keys.begin(), keys.end(), k) != keys.end();
+    }
+  } seen;
 };
 
 void FillMissingLayouts(Shape* s) {
@@ -125,7 +144,7 @@ void FillMissingLayouts(Shape* s) {
 absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
   std::vector<const Shape*> shapes;
   for (Instruction* o : p.operands) shapes.push_back(&o->shape());
-  const InstructionAttrs& a = p.attrs;
+  const InstructionAttrs& a = p.attrs_or_empty();
   auto need = [&](size_t n) -> absl::Status {
     if (shapes.size() < n) {
       return absl::InvalidArgumentError(StrCat("expected at least ", static_cast<int64_t>(n), " operands"));
@@ -1017,10 +1036,10 @@ bool Parser::ParseAttributes(PendingInstruction* p) {
     if (tok_.kind != Tok::kAttributeName) {
       return Error("expected an attribute name (written as 'name=value')");
     }
-    std::string key(tok_.text);
+    std::string_view key = tok_.text;
     const char* loc = tok_.begin;
     Advance();
-    if (!p->seen.insert(key).second) {
+    if (!p->seen.insert(key)) {
       return Error(loc, StrCat("attribute '", key, "' is repeated"));
     }
     if (!ParseAttribute(key, loc, p)) return false;
@@ -1184,7 +1203,7 @@ bool IsKnownKey(std::string_view key) {
 
 bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
                             PendingInstruction* p) {
-  InstructionAttrs& a = p->attrs;
+  InstructionAttrs& a = p->attrs();
   // Generic attributes.
   if (key == "metadata") {
     OpMetadata m;
@@ -1698,7 +1717,7 @@ bool Parser::CheckRequired(PendingInstruction* p) {
     if (have) return true;
     return Error(p->loc, StrCat(OpcodeName(op), " requires attribute '", what, "'"));
   };
-  const InstructionAttrs& a = p->attrs;
+  const InstructionAttrs& a = p->attrs_or_empty();
   switch (op) {
     case Opcode::kBroadcast:
       if (!p->dimensions && !p->operands.empty() &&
@@ -1949,17 +1968,17 @@ Instruction* Parser::Build(PendingInstruction* p) {
       // Async-level attributes stay on the start; the rest go to the
       // wrapped instruction.
       InstructionAttrs outer;
-      outer.async_execution_thread = std::move(p->attrs.async_execution_thread);
-      outer.sharding = std::move(p->attrs.sharding);
-      outer.statistics_text = std::move(p->attrs.statistics_text);
-      outer.origin_text = std::move(p->attrs.origin_text);
-      p->attrs.async_execution_thread.clear();
-      p->attrs.sharding.reset();
-      p->attrs.statistics_text.clear();
-      p->attrs.origin_text.clear();
+      outer.async_execution_thread = std::move(p->attrs().async_execution_thread);
+      outer.sharding = std::move(p->attrs().sharding);
+      outer.statistics_text = std::move(p->attrs().statistics_text);
+      outer.origin_text = std::move(p->attrs().origin_text);
+      p->attrs().async_execution_thread.clear();
+      p->attrs().sharding.reset();
+      p->attrs().statistics_text.clear();
+      p->attrs().origin_text.clear();
       *inst->mutable_attrs() = std::move(outer);
     }
-    *target->mutable_attrs() = std::move(p->attrs);
+    *target->mutable_attrs() = std::move(p->attrs());
   }
   // Called computations in the opcode's canonical order.
   std::vector<Computation*> called;
@@ -2047,22 +2066,20 @@ Instruction* Parser::Build(PendingInstruction* p) {
     }
   }
 
+  if (inst->opcode() == Opcode::kParameter) {
+    // Parameter numbers must be unique within a computation.
+    const int64_t n = p->int_attr;
+    if (n < scope.comp->num_parameters() &&
+        scope.comp->parameter_instruction(n) != nullptr) {
+      Error(p->loc, StrCat("parameter(", n, ") is defined more than once"));
+      return nullptr;
+    }
+  }
+  inst->mutable_operands_reserve(p->operands.size());
   for (Instruction* o : p->operands) inst->AppendOperand(o);
   Instruction* raw = scope.comp->AddInstruction(std::move(inst));
   for (Instruction* pred : p->control_predecessors) {
     (void)pred->AddControlDependencyTo(raw);
-  }
-  if (raw->opcode() == Opcode::kParameter) {
-    // Parameter numbers must be unique within a computation.
-    int64_t n = raw->parameter_number();
-    int count = 0;
-    scope.comp->ForEachInstruction([&](Instruction* i) {
-      if (i->opcode() == Opcode::kParameter && i->parameter_number() == n) ++count;
-    });
-    if (count > 1) {
-      Error(p->loc, StrCat("parameter(", n, ") is defined more than once"));
-      return nullptr;
-    }
   }
   if (!DefineName(raw, p->loc)) return nullptr;
   scope.last = raw;
