@@ -50,6 +50,7 @@ constexpr uint64_t kCallCycle = 0xbf58476d1ce4e5b9ull;
 constexpr uint64_t kNoRoot = 0xc2b2ae3d27d4eb4full;
 constexpr uint64_t kAbsent = 0xd6e8feb86659fd93ull;
 constexpr uint64_t kNoLayoutTail = 0xe7e4c1f2a8b9d3c5ull;
+constexpr uint64_t kDefaultGroup = 0xf1357aea2e62a9c5ull;
 
 // How many instructions ahead ComputationBodyHash prefetches.
 constexpr size_t kPrefetchDistance = 4;
@@ -226,189 +227,244 @@ void HashReplicaGroups(const ReplicaGroups& g, Sink& h) {
   h.AddStr(g.mesh_text);
 }
 
+// Most instructions leave most groups of attributes at their defaults, so a
+// group that is all defaults adds one tag word instead of its fields.
 uint64_t HashAttrs(const InstructionAttrs& a) {
   Sink h(kAttrsSeed);
   // Slicing and padding.
-  h.Add(a.slice.size());
-  for (const SliceDimension& d : a.slice) {
-    h.AddInt(d.start);
-    h.AddInt(d.limit);
-    h.AddInt(d.stride);
+  if (a.slice.empty() && a.dynamic_slice_sizes.empty() && a.padding.empty() &&
+      !a.has_padding) {
+    h.Add(kDefaultGroup + 0);
+  } else {
+    h.Add(a.slice.size());
+    for (const SliceDimension& d : a.slice) {
+      h.AddInt(d.start);
+      h.AddInt(d.limit);
+      h.AddInt(d.stride);
+    }
+    h.AddInts(a.dynamic_slice_sizes);
+    h.Add(a.padding.size());
+    for (const PaddingDimension& d : a.padding) {
+      h.AddInt(d.low);
+      h.AddInt(d.high);
+      h.AddInt(d.interior);
+    }
+    h.Add(a.has_padding);
   }
-  h.AddInts(a.dynamic_slice_sizes);
-  h.Add(a.padding.size());
-  for (const PaddingDimension& d : a.padding) {
-    h.AddInt(d.low);
-    h.AddInt(d.high);
-    h.AddInt(d.interior);
-  }
-  h.Add(a.has_padding);
-
   // Windows and convolutions.
-  if (a.window.has_value()) {
-    HashWindow(*a.window, h);
+  if (!a.window.has_value() && !a.conv_dnums.has_value() &&
+      a.feature_group_count == 1 && a.batch_group_count == 1 &&
+      a.convolution_kind.empty() && a.sparsity_config.empty()) {
+    h.Add(kDefaultGroup + 1);
   } else {
-    h.Add(kAbsent);
+    if (a.window.has_value()) {
+      HashWindow(*a.window, h);
+    } else {
+      h.Add(kAbsent);
+    }
+    if (a.conv_dnums.has_value()) {
+      const ConvolutionDimensionNumbers& c = *a.conv_dnums;
+      h.AddInt(c.input_batch_dimension);
+      h.AddInt(c.input_feature_dimension);
+      h.AddInts(c.input_spatial_dimensions);
+      h.AddInt(c.kernel_input_feature_dimension);
+      h.AddInt(c.kernel_output_feature_dimension);
+      h.AddInts(c.kernel_spatial_dimensions);
+      h.AddInt(c.output_batch_dimension);
+      h.AddInt(c.output_feature_dimension);
+      h.AddInts(c.output_spatial_dimensions);
+      h.AddInt(c.input_rank);
+      h.AddInt(c.kernel_rank);
+      h.AddInt(c.output_rank);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddInt(a.feature_group_count);
+    h.AddInt(a.batch_group_count);
+    h.AddStr(a.convolution_kind);
+    h.AddStr(a.sparsity_config);
   }
-  if (a.conv_dnums.has_value()) {
-    const ConvolutionDimensionNumbers& c = *a.conv_dnums;
-    h.AddInt(c.input_batch_dimension);
-    h.AddInt(c.input_feature_dimension);
-    h.AddInts(c.input_spatial_dimensions);
-    h.AddInt(c.kernel_input_feature_dimension);
-    h.AddInt(c.kernel_output_feature_dimension);
-    h.AddInts(c.kernel_spatial_dimensions);
-    h.AddInt(c.output_batch_dimension);
-    h.AddInt(c.output_feature_dimension);
-    h.AddInts(c.output_spatial_dimensions);
-    h.AddInt(c.input_rank);
-    h.AddInt(c.kernel_rank);
-    h.AddInt(c.output_rank);
-  } else {
-    h.Add(kAbsent);
-  }
-  h.AddInt(a.feature_group_count);
-  h.AddInt(a.batch_group_count);
-  h.AddStr(a.convolution_kind);
-  h.AddStr(a.sparsity_config);
-
   // Dots.
-  if (a.dot_dnums.has_value()) {
-    h.AddInts(a.dot_dnums->lhs_batch_dimensions);
-    h.AddInts(a.dot_dnums->lhs_contracting_dimensions);
-    h.AddInts(a.dot_dnums->rhs_batch_dimensions);
-    h.AddInts(a.dot_dnums->rhs_contracting_dimensions);
+  if (!a.dot_dnums.has_value() && !a.ragged_dnums.has_value() &&
+      a.operand_precision.empty() && a.algorithm.empty()) {
+    h.Add(kDefaultGroup + 2);
   } else {
-    h.Add(kAbsent);
+    if (a.dot_dnums.has_value()) {
+      h.AddInts(a.dot_dnums->lhs_batch_dimensions);
+      h.AddInts(a.dot_dnums->lhs_contracting_dimensions);
+      h.AddInts(a.dot_dnums->rhs_batch_dimensions);
+      h.AddInts(a.dot_dnums->rhs_contracting_dimensions);
+    } else {
+      h.Add(kAbsent);
+    }
+    if (a.ragged_dnums.has_value()) {
+      h.AddInts(a.ragged_dnums->lhs_ragged_dimensions);
+      h.AddInts(a.ragged_dnums->rhs_group_dimensions);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddInts(a.operand_precision);
+    h.AddStr(a.algorithm);
   }
-  if (a.ragged_dnums.has_value()) {
-    h.AddInts(a.ragged_dnums->lhs_ragged_dimensions);
-    h.AddInts(a.ragged_dnums->rhs_group_dimensions);
-  } else {
-    h.Add(kAbsent);
-  }
-  h.AddInts(a.operand_precision);
-  h.AddStr(a.algorithm);
-
   // Gather / scatter.
-  if (a.gather_dnums.has_value()) {
-    const GatherDimensionNumbers& g = *a.gather_dnums;
-    h.AddInts(g.offset_dims);
-    h.AddInts(g.collapsed_slice_dims);
-    h.AddInts(g.start_index_map);
-    h.AddInts(g.operand_batching_dims);
-    h.AddInts(g.start_indices_batching_dims);
-    h.AddInt(g.index_vector_dim);
+  if (!a.gather_dnums.has_value() && a.gather_slice_sizes.empty() &&
+      !a.scatter_dnums.has_value() && !a.indices_are_sorted &&
+      !a.unique_indices) {
+    h.Add(kDefaultGroup + 3);
   } else {
-    h.Add(kAbsent);
+    if (a.gather_dnums.has_value()) {
+      const GatherDimensionNumbers& g = *a.gather_dnums;
+      h.AddInts(g.offset_dims);
+      h.AddInts(g.collapsed_slice_dims);
+      h.AddInts(g.start_index_map);
+      h.AddInts(g.operand_batching_dims);
+      h.AddInts(g.start_indices_batching_dims);
+      h.AddInt(g.index_vector_dim);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddInts(a.gather_slice_sizes);
+    if (a.scatter_dnums.has_value()) {
+      const ScatterDimensionNumbers& s = *a.scatter_dnums;
+      h.AddInts(s.update_window_dims);
+      h.AddInts(s.inserted_window_dims);
+      h.AddInts(s.scatter_dims_to_operand_dims);
+      h.AddInts(s.input_batching_dims);
+      h.AddInts(s.scatter_indices_batching_dims);
+      h.AddInt(s.index_vector_dim);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.Add(uint64_t{a.indices_are_sorted} | uint64_t{a.unique_indices} << 1);
   }
-  h.AddInts(a.gather_slice_sizes);
-  if (a.scatter_dnums.has_value()) {
-    const ScatterDimensionNumbers& s = *a.scatter_dnums;
-    h.AddInts(s.update_window_dims);
-    h.AddInts(s.inserted_window_dims);
-    h.AddInts(s.scatter_dims_to_operand_dims);
-    h.AddInts(s.input_batching_dims);
-    h.AddInts(s.scatter_indices_batching_dims);
-    h.AddInt(s.index_vector_dim);
-  } else {
-    h.Add(kAbsent);
-  }
-  h.Add(uint64_t{a.indices_are_sorted} | uint64_t{a.unique_indices} << 1);
-
   // Custom calls.
-  h.AddStr(a.custom_call_target);
-  h.Add(uint64_t{a.has_custom_call_target} |
-        uint64_t{a.custom_call_has_side_effect} << 1 |
-        static_cast<uint64_t>(a.api_version) << 8);
-  if (a.operand_layout_constraints.has_value()) {
-    h.Add(a.operand_layout_constraints->size());
-    for (const Shape& s : *a.operand_layout_constraints) HashShape(s, h);
+  if (a.custom_call_target.empty() && !a.has_custom_call_target &&
+      a.api_version == CustomCallApiVersion::kUnspecified &&
+      !a.custom_call_has_side_effect &&
+      !a.operand_layout_constraints.has_value() && a.padding_type.empty() &&
+      a.schedule.empty() && !a.custom_call_literal.has_value() &&
+      a.output_to_operand_aliasing.empty() &&
+      !a.has_output_to_operand_aliasing) {
+    h.Add(kDefaultGroup + 4);
   } else {
-    h.Add(kAbsent);
+    h.AddStr(a.custom_call_target);
+    h.Add(uint64_t{a.has_custom_call_target} |
+          uint64_t{a.custom_call_has_side_effect} << 1 |
+          static_cast<uint64_t>(a.api_version) << 8);
+    if (a.operand_layout_constraints.has_value()) {
+      h.Add(a.operand_layout_constraints->size());
+      for (const Shape& s : *a.operand_layout_constraints) HashShape(s, h);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddStr(a.padding_type);
+    h.AddStr(a.schedule);
+    if (a.custom_call_literal.has_value()) {
+      h.Add(a.custom_call_literal->Hash());
+      HashShape(a.custom_call_literal->shape(), h);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.Add(a.output_to_operand_aliasing.size());
+    for (const OutputOperandAlias& al : a.output_to_operand_aliasing) {
+      h.AddInts(al.output_index);
+      h.AddInt(al.operand);
+      h.AddInts(al.operand_index);
+    }
+    h.Add(a.has_output_to_operand_aliasing);
   }
-  h.AddStr(a.padding_type);
-  h.AddStr(a.schedule);
-  if (a.custom_call_literal.has_value()) {
-    h.Add(a.custom_call_literal->Hash());
-    HashShape(a.custom_call_literal->shape(), h);
-  } else {
-    h.Add(kAbsent);
-  }
-  h.Add(a.output_to_operand_aliasing.size());
-  for (const OutputOperandAlias& al : a.output_to_operand_aliasing) {
-    h.AddInts(al.output_index);
-    h.AddInt(al.operand);
-    h.AddInts(al.operand_index);
-  }
-  h.Add(a.has_output_to_operand_aliasing);
-
   // Collectives.
-  if (a.replica_groups.has_value()) {
-    HashReplicaGroups(*a.replica_groups, h);
+  if (!a.replica_groups.has_value() && !a.channel_id.has_value() &&
+      !a.use_global_device_ids && !a.constrain_layout &&
+      a.source_target_pairs.empty() && !a.has_source_target_pairs &&
+      a.permute_slice_sizes.empty() && !a.has_dynamic_root &&
+      !a.cross_program_prefetch_index.has_value() && !a.is_host_transfer &&
+      a.async_execution_thread.empty()) {
+    h.Add(kDefaultGroup + 5);
   } else {
-    h.Add(kAbsent);
-  }
-  h.AddOptInt(a.channel_id);
-  h.Add(uint64_t{a.use_global_device_ids} | uint64_t{a.constrain_layout} << 1 |
+    if (a.replica_groups.has_value()) {
+      HashReplicaGroups(*a.replica_groups, h);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddOptInt(a.channel_id);
+    h.Add(
+        uint64_t{a.use_global_device_ids} | uint64_t{a.constrain_layout} << 1 |
         uint64_t{a.has_source_target_pairs} << 2 |
         uint64_t{a.has_dynamic_root} << 3 | uint64_t{a.is_host_transfer} << 4);
-  h.Add(a.source_target_pairs.size());
-  for (const auto& [s, t] : a.source_target_pairs) {
-    h.AddInt(s);
-    h.AddInt(t);
+    h.Add(a.source_target_pairs.size());
+    for (const auto& [s, t] : a.source_target_pairs) {
+      h.AddInt(s);
+      h.AddInt(t);
+    }
+    HashIntLists(a.permute_slice_sizes, h);
+    h.AddOptInt(a.cross_program_prefetch_index);
+    h.AddStr(a.async_execution_thread);
   }
-  HashIntLists(a.permute_slice_sizes, h);
-  h.AddOptInt(a.cross_program_prefetch_index);
-  h.AddStr(a.async_execution_thread);
-
   // Misc opcode-specific.
   uint32_t epsilon_bits;
   std::memcpy(&epsilon_bits, &a.epsilon, sizeof(epsilon_bits));
-  h.Add(epsilon_bits);
-  h.AddInt(a.feature_index);
-  h.AddInt(a.exponent_bits);
-  h.AddInt(a.mantissa_bits);
-  h.Add(static_cast<uint64_t>(a.fft_type));
-  h.AddInts(a.fft_length);
-  h.Add(uint64_t{a.left_side} | uint64_t{a.lower} << 1 |
-        uint64_t{a.unit_diagonal} << 2 | uint64_t{a.has_lower} << 3 |
-        static_cast<uint64_t>(a.transpose_a) << 8 |
-        static_cast<uint64_t>(a.distribution) << 16);
-  h.AddInt(a.delta);
-  h.AddOptInt(a.inferred_dimension);
-  h.AddStr(a.infeed_config);
-  h.AddStr(a.outfeed_config);
-  if (a.outfeed_shape.has_value()) {
-    HashShape(*a.outfeed_shape, h);
+  if (epsilon_bits == 0 && a.feature_index == 0 && a.exponent_bits == 0 &&
+      a.mantissa_bits == 0 && a.fft_type == FftType::kFft &&
+      a.fft_length.empty() && !a.left_side && !a.lower && !a.unit_diagonal &&
+      a.transpose_a == TriangularTranspose::kNoTranspose && !a.has_lower &&
+      a.distribution == RandomDistribution::kUniform && a.delta == 0 &&
+      !a.inferred_dimension.has_value() && a.infeed_config.empty() &&
+      a.outfeed_config.empty() && !a.outfeed_shape.has_value() && a.k == 0 &&
+      a.largest && !a.is_stable && a.num_carries == 0 && !a.is_reverse &&
+      !a.is_associative.has_value() && !a.is_composite &&
+      a.domain_text.empty() && a.result_accuracy_text.empty()) {
+    h.Add(kDefaultGroup + 6);
   } else {
-    h.Add(kAbsent);
+    h.Add(epsilon_bits);
+    h.AddInt(a.feature_index);
+    h.AddInt(a.exponent_bits);
+    h.AddInt(a.mantissa_bits);
+    h.Add(static_cast<uint64_t>(a.fft_type));
+    h.AddInts(a.fft_length);
+    h.Add(uint64_t{a.left_side} | uint64_t{a.lower} << 1 |
+          uint64_t{a.unit_diagonal} << 2 | uint64_t{a.has_lower} << 3 |
+          static_cast<uint64_t>(a.transpose_a) << 8 |
+          static_cast<uint64_t>(a.distribution) << 16);
+    h.AddInt(a.delta);
+    h.AddOptInt(a.inferred_dimension);
+    h.AddStr(a.infeed_config);
+    h.AddStr(a.outfeed_config);
+    if (a.outfeed_shape.has_value()) {
+      HashShape(*a.outfeed_shape, h);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddInt(a.k);
+    h.Add(uint64_t{a.largest} | uint64_t{a.is_stable} << 1 |
+          uint64_t{a.is_reverse} << 2 | uint64_t{a.is_composite} << 3);
+    h.AddInt(a.num_carries);
+    h.AddOptInt(a.is_associative);
+    h.AddStr(a.domain_text);
+    h.AddStr(a.result_accuracy_text);
   }
-  h.AddInt(a.k);
-  h.Add(uint64_t{a.largest} | uint64_t{a.is_stable} << 1 |
-        uint64_t{a.is_reverse} << 2 | uint64_t{a.is_composite} << 3);
-  h.AddInt(a.num_carries);
-  h.AddOptInt(a.is_associative);
-  h.AddStr(a.domain_text);
-  h.AddStr(a.result_accuracy_text);
-
   // Generic attributes.
-  if (a.sharding.has_value()) {
-    HashSharding(*a.sharding, h);
+  if (!a.sharding.has_value() && !a.parameter_replication.has_value() &&
+      a.statistics_text.empty() && a.origin_text.empty() && a.unknown.empty()) {
+    h.Add(kDefaultGroup + 7);
   } else {
-    h.Add(kAbsent);
-  }
-  if (a.parameter_replication.has_value()) {
-    h.AddInts(*a.parameter_replication);
-  } else {
-    h.Add(kAbsent);
-  }
-  h.AddStr(a.statistics_text);
-  h.AddStr(a.origin_text);
-  h.Add(a.unknown.size());
-  for (const auto& [key, value] : a.unknown) {
-    h.AddStr(key);
-    h.AddStr(value);
+    if (a.sharding.has_value()) {
+      HashSharding(*a.sharding, h);
+    } else {
+      h.Add(kAbsent);
+    }
+    if (a.parameter_replication.has_value()) {
+      h.AddInts(*a.parameter_replication);
+    } else {
+      h.Add(kAbsent);
+    }
+    h.AddStr(a.statistics_text);
+    h.AddStr(a.origin_text);
+    h.Add(a.unknown.size());
+    for (const auto& [key, value] : a.unknown) {
+      h.AddStr(key);
+      h.AddStr(value);
+    }
   }
   return h.value();
 }
@@ -632,9 +688,9 @@ bool DagHasher::ComputationBodyHash(const Computation& c, bool stop_if_missing,
       if (missing_callee_ && stop_if_missing) return false;
       node_hashes_[i] = h;
       all += Fmix(Combine(
-          h ^ kP2,
-          static_cast<uint64_t>(inst->user_count()) |
-              static_cast<uint64_t>(inst->control_successors().size()) << 32));
+          h ^ kP2, static_cast<uint64_t>(inst->user_count()) |
+                       static_cast<uint64_t>(inst->control_successors().size())
+                           << 32));
     }
     if (topological) break;
     std::vector<Instruction*> post = c.MakeInstructionPostOrder();
@@ -752,8 +808,8 @@ uint64_t DagHasher::HopsHash(const Instruction& inst, int hops) {
     }
   };
   // levels[b] holds the nodes whose hash is needed with b hops left.
-  std::vector<absl::flat_hash_map<const Instruction*, uint64_t>> levels(
-      hops + 1);
+  std::vector<absl::flat_hash_map<const Instruction*, uint64_t>> levels(hops +
+                                                                        1);
   levels[hops][&inst] = 0;
   int lowest = hops;
   while (lowest > 0) {

@@ -265,7 +265,12 @@ void AppendFloat(PrimitiveType type, uint64_t bits, std::string* out) {
            : type == PrimitiveType::kF64 ? 52
                                          : SmallFloatFormat(type)->mantissa_bits;
   const size_t start = out->size();
-  for (int p : {Digits10(mb), MaxDigits10(mb)}) {
+  // XLA prints f32/f64 with digits10 digits, or max_digits10 when that does
+  // not round-trip; half and smaller types with 4 significant digits.
+  const bool small = mb < 23;
+  const int first = small ? 4 : Digits10(mb);
+  const int second = small ? 5 : MaxDigits10(mb);
+  for (int p : {first, second}) {
     out->resize(start);
     AppendG(v, p, out);
     double back = 0;
@@ -328,45 +333,44 @@ void AppendEmpty(const Shape& s, int64_t d, std::string* out) {
   out->append(" }");
 }
 
-void AppendArray(const Literal& lit, std::string* out) {
+// Row-major, one brace level per dimension. Like XLA, ranks of four and
+// more annotate each sub-array with its index: { { /*i0=0*/ {1, 2} } }.
+void AppendLevel(const Literal& lit, int64_t d, int64_t index_in_parent,
+                 int64_t* next_element, std::string* out) {
   const Shape& s = lit.shape();
   const int64_t rank = s.rank();
-  if (rank == 0) {
+  out->push_back('{');
+  if (rank >= 4 && d > 0 && d <= rank - 2) {
+    StrAppend(out, " /*i", d - 1, "=", index_in_parent, "*/");
+  }
+  if (d == rank - 1) {
+    for (int64_t i = 0; i < s.dimensions(d); ++i) {
+      if (i) out->append(", ");
+      lit.AppendElement((*next_element)++, out);
+    }
+    out->push_back('}');
+    return;
+  }
+  out->push_back(' ');
+  for (int64_t i = 0; i < s.dimensions(d); ++i) {
+    if (i) out->append(", ");
+    AppendLevel(lit, d + 1, i, next_element, out);
+  }
+  out->append(" }");
+}
+
+void AppendArray(const Literal& lit, std::string* out) {
+  const Shape& s = lit.shape();
+  if (s.rank() == 0) {
     lit.AppendElement(0, out);
     return;
   }
-  // Iterate in row-major order, opening/closing braces as indices roll.
-  const int64_t n = s.ElementsIn();
-  if (n == 0) {
+  if (s.ElementsIn() == 0) {
     AppendEmpty(s, 0, out);
     return;
   }
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t d = 0; d < rank; ++d) out->append(d == rank - 1 ? "{" : "{ ");
-  for (int64_t e = 0; e < n; ++e) {
-    lit.AppendElement(e, out);
-    // Advance the index.
-    int64_t d = rank - 1;
-    while (d >= 0) {
-      if (++idx[d] < s.dimensions(d)) break;
-      idx[d] = 0;
-      --d;
-    }
-    if (d < 0) break;
-    int64_t closed = rank - 1 - d;
-    if (closed == 0) {
-      out->append(", ");
-    } else {
-      for (int64_t c = 0; c < closed; ++c) {
-        out->append(c == 0 ? "}" : " }");
-      }
-      out->append(", ");
-      for (int64_t c = 0; c < closed; ++c) {
-        out->append(c == closed - 1 ? "{" : "{ ");
-      }
-    }
-  }
-  for (int64_t d = 0; d < rank; ++d) out->append(d == 0 ? "}" : " }");
+  int64_t next = 0;
+  AppendLevel(lit, 0, 0, &next, out);
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ int64_t Shape::ElementsIn() const {
   int64_t n = 1;
   for (int64_t d : dims_) {
     if (d == kUnboundedSize) return 0;
-    n *= d;
+    // Saturate instead of overflowing on absurd (fuzzed) dimensions.
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   }
   return n;
 }

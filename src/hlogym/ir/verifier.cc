@@ -153,6 +153,25 @@ bool HasDynamicRoot(const Instruction* inst) {
   return inst->attrs().has_dynamic_root;
 }
 
+// The root of a parser-built async wrapper whose async op takes its
+// operands over several updates (or binds no result yet) is incomplete:
+// its operands are only those of the async-start.
+bool PartialWrapperRoot(const Instruction* inst) {
+  const Computation* c = inst->parent();
+  if (c == nullptr || !c->IsAsyncWrapper() || c->root_instruction() != inst) {
+    return false;
+  }
+  if (inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 0) {
+    return true;
+  }
+  int64_t expected = OpcodeArity(inst->opcode());
+  if (!inst->called_computations().empty() &&
+      (inst->opcode() == Opcode::kCall || inst->opcode() == Opcode::kFusion)) {
+    expected = inst->called_computations()[0]->num_parameters();
+  }
+  return expected >= 0 && inst->operand_count() < expected;
+}
+
 bool HasBuffer(const Shape& s) {
   if (s.IsBuffer()) return true;
   if (s.IsTuple()) {
@@ -326,6 +345,7 @@ class Verifier {
 
   absl::Status CheckReplicaGroups(const Instruction* inst, GroupMode mode,
                                   bool uniform);
+  absl::Status CheckMeshGroups(const Instruction* inst, std::string_view text);
   absl::StatusOr<GroupMode> GetGroupMode(const Instruction* inst,
                                          bool has_global_ids_flag) const;
   int64_t SubgroupSize(const Instruction* inst, GroupMode mode) const;
@@ -743,6 +763,13 @@ absl::Status Verifier::VerifyOperandCount(const Instruction* inst) {
     case Opcode::kDynamicReshape:
       if (n < 1) return InstError(inst, "dynamic-reshape needs an operand");
       return absl::OkStatus();
+    case Opcode::kConvolution:
+    case Opcode::kDot:
+      // Sparse operands come with their metadata as extra operands.
+      if (!inst->attrs().sparsity_config.empty() && n >= 2) {
+        return absl::OkStatus();
+      }
+      break;
     default:
       break;
   }
@@ -1042,6 +1069,8 @@ absl::Status Verifier::HandleDot(const Instruction* inst) {
       if (!a.conv_dnums.has_value()) {
         return InstError(inst, "convolution needs dim_labels");
       }
+      // A sparse kernel is stored compressed; its shape is not the dense one.
+      if (!a.sparsity_config.empty()) return absl::OkStatus();
       if (nibbles == 2 &&
           (a.feature_group_count != 1 || a.batch_group_count != 1)) {
         return InstError(inst, "packed nibble precision does not support "
@@ -1117,11 +1146,43 @@ absl::Status Verifier::CheckConsistentSharding(
 absl::Status Verifier::HandleAliasing(
     const Instruction* inst, const std::vector<OutputOperandAlias>& aliases,
     bool compare_layouts) {
+  // An async-start's aliases name the wrapped computation's parameters,
+  // which later async-updates may still be adding as operands.
+  // Output indices likewise refer to the async shape once complete.
+  std::vector<const Shape*> operand_shapes;
+  std::optional<Shape> final_shape;
+  if (inst->opcode() == Opcode::kAsyncStart &&
+      !inst->called_computations().empty() &&
+      !inst->called_computations()[0]->IsAsyncWrapper()) {
+    const Computation* wrapped = inst->called_computations()[0];
+    std::vector<Shape> params;
+    for (const Instruction* p : wrapped->parameter_instructions()) {
+      // Operands the start already has stand for their parameters.
+      const int64_t k = static_cast<int64_t>(operand_shapes.size());
+      operand_shapes.push_back(k < inst->operand_count()
+                                   ? &inst->operand(k)->shape()
+                                   : &p->shape());
+      params.push_back(p->shape());
+    }
+    std::vector<Shape> elems = {Shape::Tuple(std::move(params)),
+                                wrapped->root_instruction()->shape()};
+    const Shape& s = inst->shape();
+    for (int64_t i = 2; s.IsTuple() && i < s.tuple_shapes_size(); ++i) {
+      elems.push_back(s.tuple_shapes(i));
+    }
+    final_shape = Shape::Tuple(std::move(elems));
+  } else {
+    for (const Instruction* o : inst->operands()) {
+      operand_shapes.push_back(&o->shape());
+    }
+  }
   for (const OutputOperandAlias& a : aliases) {
-    if (a.operand < 0 || a.operand >= inst->operand_count()) {
+    if (a.operand < 0 ||
+        a.operand >= static_cast<int64_t>(operand_shapes.size())) {
       return InstError(inst, "invalid aliasing operand index ", a.operand);
     }
-    const Shape* out = inst->shape().SubShape(a.output_index);
+    const Shape* out = (final_shape.has_value() ? *final_shape : inst->shape())
+                           .SubShape(a.output_index);
     if (out == nullptr) {
       return InstError(inst, "invalid aliasing output shape index ",
                        IndexText(a.output_index));
@@ -1131,8 +1192,7 @@ absl::Status Verifier::HandleAliasing(
         out->tuple_shapes_size() == 0) {
       continue;
     }
-    const Shape* in =
-        inst->operand(a.operand)->shape().SubShape(a.operand_index);
+    const Shape* in = operand_shapes[a.operand]->SubShape(a.operand_index);
     if (in == nullptr) {
       return InstError(inst, "invalid aliasing operand shape index ",
                        IndexText(a.operand_index));
@@ -1396,11 +1456,81 @@ int64_t Verifier::SubgroupSize(const Instruction* inst, GroupMode mode) const {
   return 1;
 }
 
+// Checks mesh['a'=2,'b'=2, device_ids=(...)] {'a', ...}: device ids cover
+// the mesh, and the group axes name mesh axes (by name or index).
+absl::Status Verifier::CheckMeshGroups(const Instruction* inst,
+                                       std::string_view text) {
+  const size_t open = text.find('[');
+  const size_t close = text.rfind(']');
+  if (open == std::string_view::npos || close == std::string_view::npos ||
+      close < open) {
+    return absl::OkStatus();
+  }
+  std::string_view body = text.substr(open + 1, close - open - 1);
+  std::vector<std::string> axes;
+  int64_t devices = 1;
+  std::optional<int64_t> device_ids;
+  const size_t ids = body.find("device_ids=");
+  if (ids != std::string_view::npos) {
+    std::string_view list = body.substr(ids + 11);
+    body = body.substr(0, ids);
+    // (0,1,2) lists ids; [n]T(...) or <=[..] forms are not counted.
+    if (!list.empty() && list.front() == '(' &&
+        list.find('[') == std::string_view::npos) {
+      int64_t count = 0;
+      bool digit = false;
+      for (char c : list.substr(0, list.find(')'))) {
+        const bool d = c >= '0' && c <= '9';
+        if (d && !digit) ++count;
+        digit = d;
+      }
+      device_ids = count;
+    }
+  }
+  size_t pos = 0;
+  while ((pos = body.find('\'', pos)) != std::string_view::npos) {
+    const size_t end = body.find('\'', pos + 1);
+    if (end == std::string_view::npos) break;
+    axes.emplace_back(body.substr(pos + 1, end - pos - 1));
+    const size_t eq = body.find('=', end);
+    if (eq != std::string_view::npos) {
+      devices *= std::max<int64_t>(
+          1, std::strtoll(std::string(body.substr(eq + 1, 8)).c_str(), nullptr,
+                          10));
+    }
+    pos = end + 1;
+  }
+  if (device_ids.has_value() && *device_ids != devices) {
+    return InstError(inst, "mesh device_ids list ", *device_ids,
+                     " devices but the mesh has ", devices);
+  }
+  std::string_view groups = text.substr(close + 1);
+  pos = 0;
+  while ((pos = groups.find('\'', pos)) != std::string_view::npos) {
+    const size_t end = groups.find('\'', pos + 1);
+    if (end == std::string_view::npos) break;
+    const std::string name(groups.substr(pos + 1, end - pos - 1));
+    bool known = std::find(axes.begin(), axes.end(), name) != axes.end();
+    if (!known && !name.empty() &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      known = std::strtoll(name.c_str(), nullptr, 10) <
+              static_cast<int64_t>(axes.size());
+    }
+    if (!known) {
+      return InstError(inst, "replica group axis '", name,
+                       "' is not an axis of the mesh");
+    }
+    pos = end + 1;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Verifier::CheckReplicaGroups(const Instruction* inst,
                                           GroupMode mode, bool uniform) {
   const auto& rg = inst->attrs().replica_groups;
   if (rg.has_value() && rg->form == ReplicaGroups::Form::kMesh) {
-    return absl::OkStatus();
+    return CheckMeshGroups(inst, rg->mesh_text);
   }
   const auto groups = Groups(inst);
   if (groups.empty()) {
@@ -1909,6 +2039,66 @@ const Computation* Verifier::WrappedComputation(const Instruction* inst) const {
   return nullptr;
 }
 
+namespace {
+
+// Structural equality of two computations: same instructions (opcode,
+// shape, parameter number, operands, called computations) from the root.
+bool EquivalentInstructions(
+    const Instruction* a, const Instruction* b,
+    absl::flat_hash_map<const Instruction*, const Instruction*>* seen,
+    int depth);
+
+bool EquivalentComputationsImpl(const Computation* a, const Computation* b,
+                                int depth) {
+  if (a == b) return true;
+  if (depth > 16 || a->num_parameters() != b->num_parameters() ||
+      a->instruction_count() != b->instruction_count() ||
+      a->root_instruction() == nullptr || b->root_instruction() == nullptr) {
+    return false;
+  }
+  absl::flat_hash_map<const Instruction*, const Instruction*> seen;
+  return EquivalentInstructions(a->root_instruction(), b->root_instruction(),
+                                &seen, depth);
+}
+
+bool EquivalentInstructions(
+    const Instruction* a, const Instruction* b,
+    absl::flat_hash_map<const Instruction*, const Instruction*>* seen,
+    int depth) {
+  if (auto it = seen->find(a); it != seen->end()) return it->second == b;
+  (*seen)[a] = b;
+  if (a->opcode() != b->opcode() || !a->shape().Compatible(b->shape()) ||
+      a->operand_count() != b->operand_count() ||
+      a->called_computations().size() != b->called_computations().size()) {
+    return false;
+  }
+  if (a->opcode() == Opcode::kParameter &&
+      a->parameter_number() != b->parameter_number()) {
+    return false;
+  }
+  if (a->dimensions() != b->dimensions() || a->int_attr() != b->int_attr()) {
+    return false;
+  }
+  for (int64_t i = 0; i < a->operand_count(); ++i) {
+    if (!EquivalentInstructions(a->operand(i), b->operand(i), seen, depth)) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < a->called_computations().size(); ++i) {
+    if (!EquivalentComputationsImpl(a->called_computations()[i],
+                                    b->called_computations()[i], depth + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool EquivalentComputations(const Computation* a, const Computation* b) {
+  return EquivalentComputationsImpl(a, b, 0);
+}
+
+}  // namespace
+
 // Finds the async-start/update that produced `value` (at tuple `index`),
 // looking through get-tuple-element, tuple, while loops and their bodies'
 // parameters. Returns nullptr when the value has another origin.
@@ -1937,6 +2127,14 @@ const Instruction* Verifier::TraceAsyncSource(const Instruction* value,
     case Opcode::kOptimizationBarrier:
     case Opcode::kCopy:
       return TraceAsyncSource(value->operand(0), std::move(index), depth + 1);
+    case Opcode::kCustomCall:
+      // Annotations such as Sharding pass the value through.
+      if (value->operand_count() == 1 &&
+          value->operand(0)->shape().Compatible(value->shape())) {
+        return TraceAsyncSource(value->operand(0), std::move(index),
+                                depth + 1);
+      }
+      return nullptr;
     case Opcode::kParameter: {
       auto it = callers_.find(value->parent());
       if (it == callers_.end()) return nullptr;
@@ -1971,7 +2169,8 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
     }
     const Computation* source_wrapped = WrappedComputation(source);
     if (wrapped != nullptr && source_wrapped != nullptr &&
-        wrapped != source_wrapped) {
+        wrapped != source_wrapped &&
+        !EquivalentComputations(wrapped, source_wrapped)) {
       return InstError(inst, "The ", name,
                        " expects its wrapped async computation '",
                        wrapped->name(), "' to be identical to its operand's '",
@@ -1993,7 +2192,25 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
   if (absl::Status s = CheckNestedThreads(inst, wrapped, false, 0); !s.ok()) {
     return s;
   }
-  const ProgramShape program = ComputeProgramShape(*wrapped);
+  // For parser-built "op-start" wrappers, the program is that of the
+  // wrapped call or fusion when there is one; otherwise the wrapper's
+  // parameters are just the start's operands, and its root's shape is only
+  // meaningful once results are bound.
+  ProgramShape program = ComputeProgramShape(*wrapped);
+  bool check_params = true;
+  bool check_result = true;
+  if (wrapped->IsAsyncWrapper()) {
+    const Instruction* root = wrapped->root_instruction();
+    if ((root->opcode() == Opcode::kCall || root->opcode() == Opcode::kFusion) &&
+        !root->called_computations().empty()) {
+      program = ComputeProgramShape(*root->called_computations()[0]);
+    } else {
+      check_result = !PartialWrapperRoot(root);
+    }
+    // The wrapper's parameters are only the start's operands; updates may
+    // add more.
+    check_params = false;
+  }
   auto is_prefix = [&](const Shape& part, const std::vector<Shape>& full) {
     if (!part.IsTuple() ||
         part.tuple_shapes_size() > static_cast<int64_t>(full.size())) {
@@ -2016,10 +2233,15 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
                        ShapeText(s));
     }
     const Shape& params = s.tuple_shapes(0);
+    // A wrapper the parser built for "op-start" shorthand has one parameter
+    // per operand of the start only, so later operands cannot be matched.
     const bool params_ok =
-        is_prefix(params, program.parameters) &&
-        (!complete || params.tuple_shapes_size() ==
-                          static_cast<int64_t>(program.parameters.size()));
+        !check_params
+            ? params.IsTuple()
+            : is_prefix(params, program.parameters) &&
+                  (!complete ||
+                   params.tuple_shapes_size() ==
+                       static_cast<int64_t>(program.parameters.size()));
     if (!params_ok) {
       return InstError(inst, "The ", name,
                        " expects the async shape at index {0} to match async "
@@ -2029,7 +2251,8 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
     }
     const Shape& results = s.tuple_shapes(1);
     const bool unbound = results.IsTuple() && results.tuple_shapes_size() == 0;
-    if (complete && !unbound && !ShapesSame(results, program.result)) {
+    if (complete && check_result && !unbound &&
+        !ShapesSame(results, program.result)) {
       return InstError(inst, "The ", name,
                        " expects the async shape at index {1} to match the "
                        "async computation root shape (",
@@ -2099,7 +2322,11 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
     default: {
       const Shape& prev = inst->operand(0)->shape();
       if (absl::Status s = check_async_shape(prev, true); !s.ok()) return s;
-      if (!ShapesSame(program.result, inst->shape())) {
+      const Shape& results = prev.tuple_shapes(1);
+      const bool unbound =
+          results.IsTuple() && results.tuple_shapes_size() == 0;
+      if (check_result && !unbound &&
+          !ShapesSame(program.result, inst->shape())) {
         return InstError(inst, "The ", name,
                          " expects the shape of output to match the async "
                          "shape at index {1} (",
@@ -2168,6 +2395,7 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
   if (absl::Status s = VerifyShapeWellFormed(inst, inst->shape()); !s.ok()) {
     return s;
   }
+  if (PartialWrapperRoot(inst)) return absl::OkStatus();
   if (absl::Status s = VerifyOperandCount(inst); !s.ok()) return s;
   if (absl::Status s = VerifyCalledCount(inst); !s.ok()) return s;
   if (absl::Status s = VerifyGenericAttributes(inst); !s.ok()) return s;
@@ -2429,8 +2657,16 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
                          IntList(inst->dimensions()));
       }
       if (op == Opcode::kGetDimensionSize) {
-        return CheckShape(inst, InferGetDimensionSizeShape(
-                                    *operands[0], inst->dimensions(0)));
+        auto r = InferGetDimensionSizeShape(*operands[0], inst->dimensions(0));
+        if (!r.ok()) return Wrap(inst, r.status());
+        // XLA produces s32[]; some modules use another integer type.
+        if (!inst->shape().IsScalar() ||
+            !IsIntegralType(inst->shape().element_type())) {
+          return InstError(inst, "get-dimension-size must produce an integer "
+                                 "scalar, got ",
+                           ShapeText(inst->shape()));
+        }
+        return absl::OkStatus();
       }
       return CheckShape(inst,
                         InferSetDimensionSizeShape(*operands[0], *operands[1],
@@ -2614,7 +2850,15 @@ absl::Status Verifier::VerifyAsyncPairs() {
       }
     }
     const int64_t users = inst->user_count();
-    const bool flows_out = inst->IsRoot() && inst->parent() != entry;
+    // An async op whose results are not bound yet ("()") may be left
+    // pending, as may one carried out of a loop body.
+    const Shape& s = inst->shape();
+    const bool unbound = IsAsyncOp(inst->opcode()) && s.IsTuple() &&
+                         s.tuple_shapes_size() >= 2 &&
+                         s.tuple_shapes(1).IsTuple() &&
+                         s.tuple_shapes(1).tuple_shapes_size() == 0;
+    const bool flows_out =
+        (inst->IsRoot() && inst->parent() != entry) || unbound;
     if (done_users > 1 || (users == 0 && !flows_out) ||
         (users > 1 && done_users == users)) {
       return InstError(inst, "The ", OpcodeName(inst->opcode()),
@@ -2679,7 +2923,9 @@ absl::Status Verifier::VerifyAsyncPairs() {
       all_async &= IsAsyncOp(caller->opcode());
       grouped |= FindFrontendAttr(caller, "_collectives_group") != nullptr;
     }
-    if (!all_async || grouped) continue;
+    // Asynchronous computations on other threads (e.g. sparse cores) run
+    // whole programs.
+    if (!all_async || grouped || Thread(c.get()) != kMainThread) continue;
     // Parameters, the root, and element accesses of parameters.
     bool trivial = true;
     c->ForEachInstruction([&](const Instruction* inst) {
@@ -3040,6 +3286,17 @@ absl::Status Verifier::VerifyBuffers() {
 
 absl::Status Verifier::Run() {
   const ModuleConfig& config = module_.config();
+  // debug_attributes: log_mode takes default or fusion_debugger.
+  for (size_t pos = config.debug_attributes.find("log_mode=");
+       pos != std::string::npos;
+       pos = config.debug_attributes.find("log_mode=", pos + 1)) {
+    std::string_view mode = std::string_view(config.debug_attributes)
+                                .substr(pos + 9);
+    mode = mode.substr(0, mode.find_first_of(",} "));
+    if (mode != "default" && mode != "fusion_debugger") {
+      return ModError("unknown debug_attributes log_mode '", mode, "'");
+    }
+  }
   replica_count_ = std::max<int64_t>(1, config.replica_count.value_or(1));
   num_partitions_ = std::max<int64_t>(1, config.num_partitions.value_or(1));
   if (absl::Status s = VerifyStructure(); !s.ok()) return s;

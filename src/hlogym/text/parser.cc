@@ -595,8 +595,21 @@ bool Parser::ParseStackFrames() {
     end = tok_.end;
     Advance();
   }
-  module_->mutable_config()->stack_frames =
-      NormalizeRaw(std::string_view(start, end - start));
+  // Kept line by line (each line trimmed), as XLA prints one entry a line.
+  std::string frames;
+  std::string_view raw(start, end - start);
+  size_t pos = 0;
+  while (pos <= raw.size()) {
+    size_t nl = raw.find('\n', pos);
+    if (nl == std::string_view::npos) nl = raw.size();
+    std::string line = NormalizeRaw(raw.substr(pos, nl - pos));
+    if (!line.empty()) {
+      if (!frames.empty()) frames.push_back('\n');
+      frames += line;
+    }
+    pos = nl + 1;
+  }
+  module_->mutable_config()->stack_frames = std::move(frames);
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "hlogym/ir/str_util.h"
@@ -35,12 +36,14 @@ void AppendQuoted(std::string* out, std::string_view s) {
   for (char c : s) {
     switch (c) {
       case '"': out->append("\\\""); break;
+      case '\'': out->append("\\'"); break;
       case '\\': out->append("\\\\"); break;
       case '\n': out->append("\\n"); break;
       case '\t': out->append("\\t"); break;
       case '\r': out->append("\\r"); break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        if (static_cast<unsigned char>(c) < 0x20 ||
+            static_cast<unsigned char>(c) >= 0x7f) {
           static constexpr char kOct[] = "01234567";
           unsigned char u = static_cast<unsigned char>(c);
           out->push_back('\\');
@@ -76,16 +79,17 @@ bool IsRawBraceBlock(std::string_view s) {
   return depth == 0;
 }
 
-void AppendShapeWithIndex(std::string* out, const Shape& s, bool annotate) {
+void AppendShapeWithIndex(std::string* out, const Shape& s, bool annotate,
+                          bool layout = true) {
   if (!annotate || !s.IsTuple()) {
-    s.AppendTo(out);
+    s.AppendTo(out, layout);
     return;
   }
   out->push_back('(');
   for (int64_t i = 0; i < s.tuple_shapes_size(); ++i) {
     if (i) out->append(", ");
     if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
-    AppendShapeWithIndex(out, s.tuple_shapes(i), annotate);
+    AppendShapeWithIndex(out, s.tuple_shapes(i), annotate, layout);
   }
   out->push_back(')');
 }
@@ -261,6 +265,7 @@ void AppendSharding(std::string* out, const Sharding& s) {
     out->push_back('{');
     for (size_t i = 0; i < s.tuple_elements.size(); ++i) {
       if (i) out->append(", ");
+      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", static_cast<int64_t>(i), "*/");
       AppendSingleSharding(out, s.tuple_elements[i]);
     }
     out->push_back('}');
@@ -312,6 +317,55 @@ bool IsUniform(const Literal& lit) {
     if (std::memcmp(d, d + off, w) != 0) return false;
   }
   return true;
+}
+
+// Post-order from the root (operands in order, then control predecessors),
+// then anything unreachable in text order: independent of how the text
+// ordered the reachable instructions.
+std::vector<Instruction*> CanonicalInstructionOrder(const Computation& c) {
+  std::vector<Instruction*> order;
+  absl::flat_hash_map<const Instruction*, int> state;
+  std::vector<std::pair<Instruction*, size_t>> stack;
+  auto visit = [&](Instruction* start) {
+    if (state[start] != 0) return;
+    state[start] = 1;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t nops = inst->operands().size();
+      if (next < nops + inst->control_predecessors().size()) {
+        Instruction* dep = next < nops ? inst->operands()[next]
+                                       : inst->control_predecessors()[next - nops];
+        ++next;
+        if (state[dep] == 0) {
+          state[dep] = 1;
+          stack.emplace_back(dep, 0);
+        }
+        continue;
+      }
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  };
+  if (c.root_instruction()) visit(c.root_instruction());
+  for (Instruction* i : c.instructions()) visit(i);
+  return order;
+}
+
+std::vector<Computation*> CanonicalComputationOrder(const Module& m) {
+  std::vector<Computation*> order;
+  absl::flat_hash_map<const Computation*, int> state;
+  std::function<void(Computation*)> visit = [&](Computation* c) {
+    if (state[c] != 0) return;
+    state[c] = 1;
+    for (Instruction* i : CanonicalInstructionOrder(*c)) {
+      for (Computation* callee : i->called_computations()) visit(callee);
+    }
+    order.push_back(c);
+  };
+  if (m.entry_computation()) visit(m.entry_computation());
+  for (const auto& c : m.computations()) visit(c.get());
+  return order;
 }
 
 class ModulePrinter {
@@ -395,6 +449,9 @@ void ModulePrinter::PrintModule(const Module& m) {
     const auto& l = *c.entry_computation_layout;
     for (size_t i = 0; i < l.parameters.size(); ++i) {
       if (i) out_->append(", ");
+      if (i > 0 && i % 5 == 0 && o_.print_index_annotations) {
+        StrAppend(out_, "/*index=", static_cast<int64_t>(i), "*/");
+      }
       AppendShapeWithIndex(out_, l.parameters[i], o_.print_index_annotations);
     }
     out_->append(")->");
@@ -435,6 +492,7 @@ void ModulePrinter::PrintModule(const Module& m) {
     out_->append("\n\n");
   }
   std::vector<Computation*> order = m.MakeComputationPostOrder();
+  if (o_.canonical) order = CanonicalComputationOrder(m);
   if (o_.canonical) {
     int64_t ci = 0;
     for (Computation* comp : order) canon_comp_[comp] = StrCat("comp_", ci++);
@@ -451,7 +509,7 @@ void ModulePrinter::PrintModule(const Module& m) {
 void ModulePrinter::PrintComputation(const Computation& c, bool is_entry) {
   std::vector<Instruction*> order;
   if (o_.canonical) {
-    order = c.MakeInstructionPostOrder();
+    order = CanonicalInstructionOrder(c);
     int64_t k = 0;
     for (Instruction* i : order) canon_inst_[i] = StrCat("tmp_", k++);
   } else {
@@ -467,11 +525,13 @@ void ModulePrinter::PrintComputation(const Computation& c, bool is_entry) {
       if (i) out_->append(", ");
       if (p == nullptr) continue;
       StrAppend(out_, InstName(p), ": ");
-      AppendShapeWithIndex(out_, p->shape(), false);
+      AppendShapeWithIndex(out_, p->shape(), o_.print_index_annotations,
+                           /*layout=*/false);
     }
     out_->append(") -> ");
     if (c.root_instruction()) {
-      AppendShapeWithIndex(out_, c.root_instruction()->shape(), false);
+      AppendShapeWithIndex(out_, c.root_instruction()->shape(),
+                           o_.print_index_annotations, /*layout=*/false);
     }
     out_->push_back(' ');
   }
@@ -626,7 +686,9 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
     default:
       break;
   }
-  if (inst.has_dimensions()) {
+  // Collectives print dimensions after their replica groups, as XLA does.
+  const bool collective = IsCollective(op);
+  if (inst.has_dimensions() && !collective) {
     Attr("dimensions");
     AppendIntList(out_, inst.dimensions());
   }
@@ -703,7 +765,7 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
       Attr("lhs_batch_dims");
       AppendIntList(out_, d.lhs_batch_dimensions);
     }
-    if (!d.lhs_contracting_dimensions.empty()) {
+    if (!d.lhs_contracting_dimensions.empty() || op == Opcode::kDot) {
       Attr("lhs_contracting_dims");
       AppendIntList(out_, d.lhs_contracting_dimensions);
     }
@@ -711,7 +773,7 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
       Attr("rhs_batch_dims");
       AppendIntList(out_, d.rhs_batch_dimensions);
     }
-    if (!d.rhs_contracting_dimensions.empty()) {
+    if (!d.rhs_contracting_dimensions.empty() || op == Opcode::kDot) {
       Attr("rhs_contracting_dims");
       AppendIntList(out_, d.rhs_contracting_dimensions);
     }
@@ -865,7 +927,17 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
     Attr("constrain_layout");
     out_->append("true");
   }
-  if (a.use_global_device_ids) {
+  // reduce-scatter writes use_global_device_ids first, the others last.
+  const bool rs = op == Opcode::kReduceScatter;
+  if (a.use_global_device_ids && rs) {
+    Attr("use_global_device_ids");
+    out_->append("true");
+  }
+  if (inst.has_dimensions() && collective) {
+    Attr("dimensions");
+    AppendIntList(out_, inst.dimensions());
+  }
+  if (a.use_global_device_ids && !rs) {
     Attr("use_global_device_ids");
     out_->append("true");
   }
@@ -1050,13 +1122,8 @@ void ModulePrinter::CalledComputations(const Instruction& inst) {
       CompRef(called[0]);
       break;
     case Opcode::kCustomCall:
-      if (called.size() == 1) {
-        Attr("to_apply");
-        CompRef(called[0]);
-      } else {
-        Attr("called_computations");
-        CompList(called);
-      }
+      Attr("called_computations");
+      CompList(called);
       break;
     default:
       if (called.size() == 1) {
