@@ -124,3 +124,54 @@ TEST(CorpusGaps, UnderHalfAPercent) {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Blank lines carry no meaning; everything else must match byte for byte.
+std::string WithoutBlankLines(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+// Modules that XLA itself printed (modern dumps): our printer must write
+// exactly what XLA wrote.
+TEST(PrinterFidelity, XlaPrintedDumpsPrintIdentically) {
+  const std::string shared = SharedDir();
+  if (shared.empty()) GTEST_SKIP() << "../shared not found: corpus tests skipped";
+  std::ifstream list(std::string(HLOGYM_SOURCE_DIR) + "/tests/printer_fidelity_files.txt");
+  std::string rel;
+  int checked = 0;
+  while (std::getline(list, rel)) {
+    if (rel.empty() || rel[0] == '#') continue;
+    const std::string path = shared + "/corpus/" + rel;
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << path;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto m = ParseModule(ss.str());
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const std::string expected = WithoutBlankLines(ss.str());
+    const std::string actual = WithoutBlankLines(PrintModule(**m));
+    if (expected != actual) {
+      size_t i = 0;
+      while (i < expected.size() && i < actual.size() && expected[i] == actual[i]) ++i;
+      size_t from = i < 60 ? 0 : i - 60;
+      ADD_FAILURE() << rel << " differs at byte " << i << ":\n  XLA:    "
+                    << expected.substr(from, 160) << "\n  HloGym: "
+                    << actual.substr(from, 160);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
+}  // namespace
+}  // namespace hlogym
