@@ -78,7 +78,7 @@ absl::Status Computation::RemoveInstruction(Instruction* inst) {
 
 absl::Status Computation::RemoveInstructionAndUnusedOperands(
     Instruction* inst) {
-  std::vector<Instruction*> operands = inst->operands();
+  InstructionVector operands = inst->operands();
   if (absl::Status s = RemoveInstruction(inst); !s.ok()) return s;
   for (Instruction* op : operands) {
     if (op->parent_ == this && op->user_count() == 0 && op != root_ &&
@@ -225,12 +225,27 @@ std::unique_ptr<Computation> Computation::Clone(
     const Instruction* old = slots_[i].get();
     if (!old) continue;
     Instruction* n = fresh[i];
-    n->operands_.reserve(old->operands_.size());
-    for (Instruction* op : old->operands_) n->AppendOperand(fresh[op->slot_]);
-    for (Instruction* s : old->control_successors_) {
-      Instruction* ns = fresh[s->slot_];
-      n->control_successors_.push_back(ns);
-      ns->control_predecessors_.push_back(n);
+    // Edge lists are mapped wholesale: the originals are already consistent
+    // and deduplicated, so no per-edge search is needed.
+    n->operands_.resize(old->operands_.size());
+    for (size_t k = 0; k < old->operands_.size(); ++k) {
+      n->operands_[k] = fresh[old->operands_[k]->slot_];
+    }
+    n->users_.resize(old->users_.size());
+    for (size_t k = 0; k < old->users_.size(); ++k) {
+      n->users_[k] = fresh[old->users_[k]->slot_];
+    }
+    if (!old->control_successors_.empty()) {
+      n->control_successors_.resize(old->control_successors_.size());
+      for (size_t k = 0; k < old->control_successors_.size(); ++k) {
+        n->control_successors_[k] = fresh[old->control_successors_[k]->slot_];
+      }
+    }
+    if (!old->control_predecessors_.empty()) {
+      n->control_predecessors_.resize(old->control_predecessors_.size());
+      for (size_t k = 0; k < old->control_predecessors_.size(); ++k) {
+        n->control_predecessors_[k] = fresh[old->control_predecessors_[k]->slot_];
+      }
     }
   }
   if (root_) c->root_ = fresh[root_->slot_];

@@ -76,7 +76,7 @@ absl::Status Instruction::ReplaceAllUsesWith(Instruction* new_producer) {
         new_producer->name(), "' (", new_producer->shape().ToString(),
         "): incompatible shapes"));
   }
-  std::vector<Instruction*> users = users_;
+  InstructionVector users = users_;
   for (Instruction* u : users) {
     if (u == new_producer) continue;  // do not create a self-loop
     for (auto& op : u->operands_) {

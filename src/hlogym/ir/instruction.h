@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "hlogym/ir/attributes.h"
 #include "hlogym/ir/literal.h"
@@ -17,6 +18,11 @@ namespace hlogym {
 
 class Computation;
 class Module;
+class Instruction;
+
+// Operand and user lists: most instructions have at most two of each, so two
+// slots are kept inline (no allocation per edge list).
+using InstructionVector = absl::InlinedVector<Instruction*, 2>;
 
 // Instructions are owned by their computation. Operand and user lists are
 // kept consistent by every mutating method; control edges likewise.
@@ -44,8 +50,8 @@ class Instruction {
   // ---- Operands and users.
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   Instruction* operand(int64_t i) const { return operands_[i]; }
-  const std::vector<Instruction*>& operands() const { return operands_; }
-  const std::vector<Instruction*>& users() const { return users_; }
+  const InstructionVector& operands() const { return operands_; }
+  const InstructionVector& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   bool IsUserOf(const Instruction* producer) const;
 
@@ -184,8 +190,8 @@ class Instruction {
   Computation* parent_ = nullptr;
   std::string name_;
   Shape shape_;
-  std::vector<Instruction*> operands_;
-  std::vector<Instruction*> users_;
+  InstructionVector operands_;
+  InstructionVector users_;
   std::vector<Instruction*> control_predecessors_;
   std::vector<Instruction*> control_successors_;
   std::vector<Computation*> called_computations_;

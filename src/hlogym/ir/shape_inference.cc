@@ -199,8 +199,8 @@ absl::Status ValidateDotDims(const Shape& lhs, const Shape& rhs,
       !InRange(d.lhs_batch_dimensions, lhs.rank()) ||
       !InRange(d.rhs_contracting_dimensions, rhs.rank()) ||
       !InRange(d.rhs_batch_dimensions, rhs.rank())) {
-    return Error("a dot dimension number is out of range for ",
-                 ShapeText(lhs), " and ", ShapeText(rhs));
+    return Error("a dot dimension number is out of range for ", ShapeText(lhs),
+                 " and ", ShapeText(rhs));
   }
   std::vector<int64_t> l = d.lhs_contracting_dimensions;
   l.insert(l.end(), d.lhs_batch_dimensions.begin(),
@@ -223,10 +223,10 @@ absl::Status ValidateDotDims(const Shape& lhs, const Shape& rhs,
     int64_t a = lhs.dimensions(d.lhs_contracting_dimensions[i]);
     int64_t b = rhs.dimensions(d.rhs_contracting_dimensions[i]);
     if (!DimEq(a, b)) {
-      return Error("dot contracting dimension sizes do not match: ",
-                   ShapeText(lhs), " dimension ",
-                   d.lhs_contracting_dimensions[i], " vs ", ShapeText(rhs),
-                   " dimension ", d.rhs_contracting_dimensions[i]);
+      return Error(
+          "dot contracting dimension sizes do not match: ", ShapeText(lhs),
+          " dimension ", d.lhs_contracting_dimensions[i], " vs ",
+          ShapeText(rhs), " dimension ", d.rhs_contracting_dimensions[i]);
     }
   }
   if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size()) {
@@ -294,17 +294,15 @@ absl::Status CheckIndexShapes(std::string_view op, const Shape& operand,
     return absl::OkStatus();
   }
   if (static_cast<int64_t>(indices.size()) != operand.rank()) {
-    return Error(op, " has ", indices.size(),
-                 " start indices but the operand ", ShapeText(operand),
-                 " has rank ", operand.rank());
+    return Error(op, " has ", indices.size(), " start indices but the operand ",
+                 ShapeText(operand), " has rank ", operand.rank());
   }
   for (const Shape* s : indices) {
     if (!s->IsScalar()) {
       return Error(op, " start indices must be scalars, got ", ShapeText(*s));
     }
     if (!IsIntegralType(s->element_type())) {
-      return Error(op, " start indices must be integers, got ",
-                   ShapeText(*s));
+      return Error(op, " start indices must be integers, got ", ShapeText(*s));
     }
     if (s->element_type() != indices[0]->element_type()) {
       return Error(op, " start indices must all have the same type, got ",
@@ -373,8 +371,8 @@ absl::StatusOr<Shape> InferUnaryOpShape(Opcode opcode, const Shape& shape) {
   }
   const PrimitiveType t = shape.element_type();
   auto type_error = [&](std::string_view expected) {
-    return Error(OpcodeName(opcode), " expects ", expected,
-                 " elements, got ", TypeName(t));
+    return Error(OpcodeName(opcode), " expects ", expected, " elements, got ",
+                 TypeName(t));
   };
   switch (opcode) {
     case Opcode::kFloor:
@@ -409,11 +407,13 @@ absl::StatusOr<Shape> InferUnaryOpShape(Opcode opcode, const Shape& shape) {
       return shape;
     case Opcode::kReal:
     case Opcode::kImag:
-      if (IsComplexType(t)) return ChangeElementType(shape, ComplexComponentType(t));
+      if (IsComplexType(t))
+        return ChangeElementType(shape, ComplexComponentType(t));
       if (IsFloatingPointType(t)) return shape;
       return type_error("floating-point or complex");
     case Opcode::kAbs:
-      if (IsComplexType(t)) return ChangeElementType(shape, ComplexComponentType(t));
+      if (IsComplexType(t))
+        return ChangeElementType(shape, ComplexComponentType(t));
       if (IsSigned(t)) return shape;
       return type_error("signed, floating-point or complex");
     case Opcode::kCountLeadingZeros:
@@ -454,8 +454,8 @@ absl::StatusOr<Shape> InferBinaryOpShape(Opcode opcode, const Shape& lhs,
   const PrimitiveType lt = lhs.element_type();
   const PrimitiveType rt = rhs.element_type();
   auto type_error = [&](std::string_view expected) {
-    return Error(OpcodeName(opcode), " expects ", expected,
-                 " elements, got ", TypeName(lt), " and ", TypeName(rt));
+    return Error(OpcodeName(opcode), " expects ", expected, " elements, got ",
+                 TypeName(lt), " and ", TypeName(rt));
   };
   switch (opcode) {
     case Opcode::kAdd:
@@ -533,12 +533,10 @@ absl::StatusOr<Shape> InferTernaryOpShape(Opcode opcode, const Shape& a,
     if (absl::Status s = ExpectArray(a, "select's predicate"); !s.ok()) {
       return s;
     }
-    if (absl::Status s = ExpectArray(b, "select's on-true operand");
-        !s.ok()) {
+    if (absl::Status s = ExpectArray(b, "select's on-true operand"); !s.ok()) {
       return s;
     }
-    if (absl::Status s = ExpectArray(c, "select's on-false operand");
-        !s.ok()) {
+    if (absl::Status s = ExpectArray(c, "select's on-false operand"); !s.ok()) {
       return s;
     }
     if (!b.CompatibleIgnoringFpPrecision(c)) {
@@ -571,9 +569,10 @@ absl::StatusOr<Shape> InferTernaryOpShape(Opcode opcode, const Shape& a,
     // min and max may be scalars (a restricted broadcast).
     if ((!a.IsScalar() && !CompatibleIgnoringElementType(a, b)) ||
         (!c.IsScalar() && !CompatibleIgnoringElementType(c, b))) {
-      return Error("clamp bounds must be scalars or have the operand's "
-                   "shape, got ",
-                   ShapeText(a), ", ", ShapeText(b), ", ", ShapeText(c));
+      return Error(
+          "clamp bounds must be scalars or have the operand's "
+          "shape, got ",
+          ShapeText(a), ", ", ShapeText(b), ", ", ShapeText(c));
     }
     return b;
   }
@@ -716,8 +715,8 @@ absl::StatusOr<Shape> InferReshapeShape(const Shape& operand,
     return s;
   }
   if (operand.element_type() != output.element_type()) {
-    return Error("reshape cannot change the element type: ",
-                 ShapeText(operand), " to ", ShapeText(output));
+    return Error("reshape cannot change the element type: ", ShapeText(operand),
+                 " to ", ShapeText(output));
   }
   if (!operand.is_unbounded_dynamic() && !output.is_unbounded_dynamic() &&
       operand.ElementsIn() != output.ElementsIn()) {
@@ -759,8 +758,8 @@ absl::StatusOr<Shape> InferReverseShape(const Shape& operand,
     return Error("reverse dimensions ", IntList(dims), " repeat a dimension");
   }
   if (!InRange(dims, operand.rank())) {
-    return Error("reverse dimensions ", IntList(dims),
-                 " are out of range for ", ShapeText(operand));
+    return Error("reverse dimensions ", IntList(dims), " are out of range for ",
+                 ShapeText(operand));
   }
   return operand;
 }
@@ -921,9 +920,8 @@ absl::StatusOr<Shape> InferConcatenateShape(
     type = HigherPrecisionElementType(type, s.element_type());
     const int64_t a = result.dimensions(dimension);
     const int64_t b = s.dimensions(dimension);
-    result.set_dimensions(dimension, (a == kUnbounded || b == kUnbounded)
-                                         ? kUnbounded
-                                         : a + b);
+    result.set_dimensions(
+        dimension, (a == kUnbounded || b == kUnbounded) ? kUnbounded : a + b);
     for (int64_t i = 0; i < s.rank(); ++i) {
       if (s.is_dynamic_dimension(i)) result.set_dynamic_dimension(i, true);
     }
@@ -961,7 +959,8 @@ absl::StatusOr<Shape> InferPadShape(const Shape& operand,
     }
     const int64_t d = operand.dimensions(i);
     if (d == kUnbounded) continue;
-    const int64_t n = d + p.low + p.high + std::max<int64_t>(d - 1, 0) * p.interior;
+    const int64_t n =
+        d + p.low + p.high + std::max<int64_t>(d - 1, 0) * p.interior;
     if (n < 0) {
       return Error("pad gives dimension ", i, " a negative size ", n);
     }
@@ -1047,8 +1046,9 @@ absl::StatusOr<Shape> InferGatherShape(const Shape& operand,
     }
   }
   if (d.start_indices_batching_dims.size() != d.operand_batching_dims.size()) {
-    return Error("gather needs as many start_indices_batching_dims as "
-                 "operand_batching_dims");
+    return Error(
+        "gather needs as many start_indices_batching_dims as "
+        "operand_batching_dims");
   }
   for (size_t i = 0; i < d.start_indices_batching_dims.size(); ++i) {
     const int64_t sd = d.start_indices_batching_dims[i];
@@ -1068,25 +1068,26 @@ absl::StatusOr<Shape> InferGatherShape(const Shape& operand,
   if (slice_sizes.size() != d.offset_dims.size() +
                                 d.collapsed_slice_dims.size() +
                                 d.operand_batching_dims.size()) {
-    return Error("gather slice dimensions must be offset, collapsed or "
-                 "batching dimensions: ",
-                 slice_sizes.size(), " slice sizes, offset_dims ",
-                 IntList(d.offset_dims), ", collapsed_slice_dims ",
-                 IntList(d.collapsed_slice_dims));
+    return Error(
+        "gather slice dimensions must be offset, collapsed or "
+        "batching dimensions: ",
+        slice_sizes.size(), " slice sizes, offset_dims ",
+        IntList(d.offset_dims), ", collapsed_slice_dims ",
+        IntList(d.collapsed_slice_dims));
   }
   for (int64_t i = 0; i < rank; ++i) {
     const int64_t size = operand.dimensions(i);
-    if (slice_sizes[i] < 0 ||
-        (size != kUnbounded && slice_sizes[i] > size)) {
+    if (slice_sizes[i] < 0 || (size != kUnbounded && slice_sizes[i] > size)) {
       return Error("gather slice size ", slice_sizes[i], " in dimension ", i,
                    " is out of range for ", ShapeText(operand));
     }
   }
   for (int64_t c : d.collapsed_slice_dims) {
     if (slice_sizes[c] > 1) {
-      return Error("gather can only collapse dimensions of slice size 0 or "
-                   "1, dimension ",
-                   c, " has size ", slice_sizes[c]);
+      return Error(
+          "gather can only collapse dimensions of slice size 0 or "
+          "1, dimension ",
+          c, " has size ", slice_sizes[c]);
     }
   }
   for (int64_t b : d.operand_batching_dims) {
@@ -1131,8 +1132,7 @@ absl::StatusOr<Shape> InferScatterShape(std::span<const Shape* const> args,
     return s;
   }
   if (!IsIntegralType(indices.element_type())) {
-    return Error("scatter indices must be integers, got ",
-                 ShapeText(indices));
+    return Error("scatter indices must be integers, got ", ShapeText(indices));
   }
   const int64_t ivd = d.index_vector_dim;
   if (ivd < 0 || ivd > indices.rank()) {
@@ -1167,8 +1167,7 @@ absl::StatusOr<Shape> InferScatterShape(std::span<const Shape* const> args,
     }
     if (!AllUnique(d.update_window_dims) ||
         !InRange(d.update_window_dims, urank)) {
-      return Error("scatter update_window_dims ",
-                   IntList(d.update_window_dims),
+      return Error("scatter update_window_dims ", IntList(d.update_window_dims),
                    " must be unique dimensions of the updates");
     }
     if (!std::is_sorted(d.inserted_window_dims.begin(),
@@ -1193,9 +1192,9 @@ absl::StatusOr<Shape> InferScatterShape(std::span<const Shape* const> args,
                      " may not also be inserted");
       }
     }
-    const int64_t window = static_cast<int64_t>(
-        d.update_window_dims.size() + d.inserted_window_dims.size() +
-        d.input_batching_dims.size());
+    const int64_t window = static_cast<int64_t>(d.update_window_dims.size() +
+                                                d.inserted_window_dims.size() +
+                                                d.input_batching_dims.size());
     if (window != rank) {
       return Error("scatter window has ", window,
                    " dimensions but the operand ", ShapeText(operand),
@@ -1210,8 +1209,8 @@ absl::StatusOr<Shape> InferScatterShape(std::span<const Shape* const> args,
     for (size_t i = 0; i < d.scatter_dims_to_operand_dims.size(); ++i) {
       const int64_t od = d.scatter_dims_to_operand_dims[i];
       if (od < 0 || od >= rank) {
-        return Error("Invalid scatter_dims_to_operand_dims mapping: ", i,
-                     "->", od, " is out of range for ", ShapeText(operand));
+        return Error("Invalid scatter_dims_to_operand_dims mapping: ", i, "->",
+                     od, " is out of range for ", ShapeText(operand));
       }
     }
     if (!AllUnique(d.scatter_dims_to_operand_dims)) {
@@ -1219,9 +1218,11 @@ absl::StatusOr<Shape> InferScatterShape(std::span<const Shape* const> args,
                    IntList(d.scatter_dims_to_operand_dims),
                    " repeat a dimension");
     }
-    if (d.scatter_indices_batching_dims.size() != d.input_batching_dims.size()) {
-      return Error("scatter needs as many scatter_indices_batching_dims as "
-                   "input_batching_dims");
+    if (d.scatter_indices_batching_dims.size() !=
+        d.input_batching_dims.size()) {
+      return Error(
+          "scatter needs as many scatter_indices_batching_dims as "
+          "input_batching_dims");
     }
     for (int64_t sd : d.scatter_indices_batching_dims) {
       if (sd < 0 || sd >= static_cast<int64_t>(expanded.size()) || sd == ivd) {
@@ -1322,8 +1323,7 @@ absl::StatusOr<Shape> InferReduceShape(std::span<const Shape* const> args,
   }
   std::vector<PrimitiveType> types;
   for (int64_t i = 0; i < n; ++i) types.push_back(args[i]->element_type());
-  if (absl::Status s =
-          VerifyReducerShape(to_apply, args.subspan(n), types, n);
+  if (absl::Status s = VerifyReducerShape(to_apply, args.subspan(n), types, n);
       !s.ok()) {
     return s;
   }
@@ -1361,8 +1361,8 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base,
   for (int64_t i = 0; i < base.rank(); ++i) {
     const WindowDimension& w = window.dimensions[i];
     if (w.size <= 0) {
-      return Error("window has a non-positive size ", w.size,
-                   " in dimension ", i);
+      return Error("window has a non-positive size ", w.size, " in dimension ",
+                   i);
     }
     if (w.stride <= 0) {
       return Error("window has a non-positive stride ", w.stride,
@@ -1391,9 +1391,9 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base,
   return MakeArray(element_type, out, &dyn);
 }
 
-absl::StatusOr<Shape> InferReduceWindowShape(
-    std::span<const Shape* const> args, const Window& window,
-    const ProgramShape& to_apply) {
+absl::StatusOr<Shape> InferReduceWindowShape(std::span<const Shape* const> args,
+                                             const Window& window,
+                                             const ProgramShape& to_apply) {
   if (args.empty() || args.size() % 2 != 0) {
     return Error("reduce-window needs N inputs and N init values, got ",
                  args.size(), " operands");
@@ -1411,15 +1411,14 @@ absl::StatusOr<Shape> InferReduceWindowShape(
   }
   std::vector<PrimitiveType> types;
   for (int64_t i = 0; i < n; ++i) types.push_back(args[i]->element_type());
-  if (absl::Status s =
-          VerifyReducerShape(to_apply, args.subspan(n), types, n);
+  if (absl::Status s = VerifyReducerShape(to_apply, args.subspan(n), types, n);
       !s.ok()) {
     return s;
   }
   std::vector<Shape> outs;
   for (int64_t i = 0; i < n; ++i) {
-    auto out = InferWindowOutputShape(*args[i], window,
-                                      args[n + i]->element_type());
+    auto out =
+        InferWindowOutputShape(*args[i], window, args[n + i]->element_type());
     if (!out.ok()) return out.status();
     outs.push_back(*std::move(out));
   }
@@ -1429,21 +1428,22 @@ absl::StatusOr<Shape> InferReduceWindowShape(
 
 absl::StatusOr<Shape> InferSelectAndScatterShape(
     const Shape& operand, const ProgramShape& select, const Window& window,
-    const Shape& source, const Shape& init_value,
-    const ProgramShape& scatter) {
+    const Shape& source, const Shape& init_value, const ProgramShape& scatter) {
   if (absl::Status s = ExpectArray(operand, "select-and-scatter's operand");
       !s.ok()) {
     return s;
   }
   if (select.parameters.size() != 2) {
-    return Error("select-and-scatter's select computation must take 2 "
-                 "parameters, takes ",
-                 select.parameters.size());
+    return Error(
+        "select-and-scatter's select computation must take 2 "
+        "parameters, takes ",
+        select.parameters.size());
   }
   if (!select.result.Compatible(Shape::Scalar(PrimitiveType::kPred))) {
-    return Error("select-and-scatter's select computation must return "
-                 "pred[], returns ",
-                 ShapeText(select.result));
+    return Error(
+        "select-and-scatter's select computation must return "
+        "pred[], returns ",
+        ShapeText(select.result));
   }
   const Shape elem = Shape::Scalar(operand.element_type());
   for (int i = 0; i < 2; ++i) {
@@ -1463,8 +1463,7 @@ absl::StatusOr<Shape> InferSelectAndScatterShape(
   if (!windowed.ok()) return windowed.status();
   if (!CompatibleIgnoringElementType(source, *windowed)) {
     return Error("select-and-scatter source ", ShapeText(source),
-                 " does not match the windowed operand ",
-                 ShapeText(*windowed));
+                 " does not match the windowed operand ", ShapeText(*windowed));
   }
   return operand;
 }
@@ -1611,9 +1610,10 @@ absl::StatusOr<Shape> InferRaggedDotShape(
   const int64_t groups = group_sizes.dimensions(group_sizes.rank() - 1);
   if (!contracting && !batch) {
     if (r.rhs_group_dimensions.size() != 1) {
-      return Error("ragged-dot with a non-contracting ragged dimension needs "
-                   "one rhs group dimension, got ",
-                   IntList(r.rhs_group_dimensions));
+      return Error(
+          "ragged-dot with a non-contracting ragged dimension needs "
+          "one rhs group dimension, got ",
+          IntList(r.rhs_group_dimensions));
     }
     const int64_t g = r.rhs_group_dimensions[0];
     if (g < 0 || g >= rhs.rank() || Contains(d.rhs_contracting_dimensions, g) ||
@@ -1627,8 +1627,9 @@ absl::StatusOr<Shape> InferRaggedDotShape(
                    " has ", rhs.dimensions(g));
     }
   } else if (!r.rhs_group_dimensions.empty()) {
-    return Error("ragged-dot with a contracting or batch ragged dimension "
-                 "takes no rhs group dimension");
+    return Error(
+        "ragged-dot with a contracting or batch ragged dimension "
+        "takes no rhs group dimension");
   }
   DimVector dims;
   std::vector<bool> dyn;
@@ -1689,8 +1690,7 @@ absl::StatusOr<Shape> InferConvolutionShape(
                  feature_group_count);
   }
   if (batch_group_count <= 0) {
-    return Error("batch_group_count must be positive, got ",
-                 batch_group_count);
+    return Error("batch_group_count must be positive, got ", batch_group_count);
   }
   if (batch_group_count > 1 && feature_group_count > 1) {
     return Error("batch_group_count ", batch_group_count,
@@ -1700,8 +1700,9 @@ absl::StatusOr<Shape> InferConvolutionShape(
   const size_t spatial = d.input_spatial_dimensions.size();
   if (d.kernel_spatial_dimensions.size() != spatial ||
       d.output_spatial_dimensions.size() != spatial) {
-    return Error("convolution dim_labels must have the same number of "
-                 "spatial dimensions for input, kernel and output");
+    return Error(
+        "convolution dim_labels must have the same number of "
+        "spatial dimensions for input, kernel and output");
   }
   if (window.dimensions.size() != spatial) {
     return Error("convolution window has ", window.dimensions.size(),
@@ -1725,22 +1726,25 @@ absl::StatusOr<Shape> InferConvolutionShape(
   if (!IsPermutation(labels(d.input_batch_dimension, d.input_feature_dimension,
                             d.input_spatial_dimensions),
                      num_dims)) {
-    return Error("convolution input dimensions must name each dimension "
-                 "exactly once");
+    return Error(
+        "convolution input dimensions must name each dimension "
+        "exactly once");
   }
   if (!IsPermutation(labels(d.kernel_input_feature_dimension,
                             d.kernel_output_feature_dimension,
                             d.kernel_spatial_dimensions),
                      num_dims)) {
-    return Error("convolution kernel dimensions must name each dimension "
-                 "exactly once");
+    return Error(
+        "convolution kernel dimensions must name each dimension "
+        "exactly once");
   }
   if (!IsPermutation(
           labels(d.output_batch_dimension, d.output_feature_dimension,
                  d.output_spatial_dimensions),
           num_dims)) {
-    return Error("convolution output dimensions must name each dimension "
-                 "exactly once");
+    return Error(
+        "convolution output dimensions must name each dimension "
+        "exactly once");
   }
   const int64_t in_features = lhs.dimensions(d.input_feature_dimension);
   const int64_t in_batch = lhs.dimensions(d.input_batch_dimension);
@@ -1778,8 +1782,7 @@ absl::StatusOr<Shape> InferConvolutionShape(
                    " in spatial dimension ", i);
     }
     base_dims.push_back(lhs.dimensions(d.input_spatial_dimensions[i]));
-    base_dyn.push_back(
-        lhs.is_dynamic_dimension(d.input_spatial_dimensions[i]));
+    base_dyn.push_back(lhs.is_dynamic_dimension(d.input_spatial_dimensions[i]));
   }
   auto windowed = InferWindowOutputShape(
       MakeArray(lhs.element_type(), base_dims, &base_dyn), window,
@@ -1871,9 +1874,10 @@ absl::StatusOr<Shape> InferConditionalShape(
   } else if (branch_index.element_type() == PrimitiveType::kS32) {
     if (branches.empty()) return Error("conditional needs a branch");
   } else {
-    return Error("the first operand of indexed conditional must be a scalar "
-                 "of S32 or PRED, got ",
-                 ShapeText(branch_index));
+    return Error(
+        "the first operand of indexed conditional must be a scalar "
+        "of S32 or PRED, got ",
+        ShapeText(branch_index));
   }
   if (branch_operands.size() != branches.size()) {
     return Error("conditional has ", branches.size(), " branches but ",
@@ -1913,8 +1917,8 @@ absl::StatusOr<Shape> InferAllGatherShape(
       return st;
     }
     if (dimension >= s->rank()) {
-      return Error("all-gather dimension ", dimension,
-                   " is out of range for ", ShapeText(*s));
+      return Error("all-gather dimension ", dimension, " is out of range for ",
+                   ShapeText(*s));
     }
     Shape out = *s;
     out.clear_layout();
@@ -2049,8 +2053,8 @@ absl::Status CheckFeatureOperand(std::string_view op, std::string_view what,
                  ShapeText(operand));
   }
   if (!DimEq(s.dimensions(0), feature_count)) {
-    return Error(op, " ", what, " ", ShapeText(s), " must have ",
-                 feature_count, " elements (the feature count)");
+    return Error(op, " ", what, " ", ShapeText(s), " must have ", feature_count,
+                 " elements (the feature count)");
   }
   return absl::OkStatus();
 }
@@ -2065,8 +2069,8 @@ absl::Status CheckBatchNormOperand(std::string_view op, const Shape& operand,
     return Error(op, " operand must have rank >= 1");
   }
   if (feature_index < 0 || feature_index >= operand.rank()) {
-    return Error(op, " feature_index ", feature_index,
-                 " is out of range for ", ShapeText(operand));
+    return Error(op, " feature_index ", feature_index, " is out of range for ",
+                 ShapeText(operand));
   }
   if (!IsFloatingPointType(operand.element_type())) {
     return Error(op, " operand must be floating-point, got ",
@@ -2122,12 +2126,9 @@ absl::StatusOr<Shape> InferBatchNormInferenceShape(
   return operand;
 }
 
-absl::StatusOr<Shape> InferBatchNormGradShape(const Shape& operand,
-                                              const Shape& scale,
-                                              const Shape& mean,
-                                              const Shape& variance,
-                                              const Shape& output_grad,
-                                              int64_t feature_index) {
+absl::StatusOr<Shape> InferBatchNormGradShape(
+    const Shape& operand, const Shape& scale, const Shape& mean,
+    const Shape& variance, const Shape& output_grad, int64_t feature_index) {
   const std::string_view op = "batch-norm-grad";
   if (absl::Status s = CheckBatchNormOperand(op, operand, feature_index);
       !s.ok()) {
@@ -2183,14 +2184,13 @@ absl::StatusOr<Shape> InferFftShape(const Shape& in, FftType type,
       }
       for (int64_t i = 0; i < fft_rank; ++i) {
         if (!DimEq(in.dimensions(in.rank() - fft_rank + i), fft_length[i])) {
-          return Error("RFFT needs the innermost dimensions of ",
-                       ShapeText(in), " to match fft_length ",
-                       IntList(fft_length));
+          return Error("RFFT needs the innermost dimensions of ", ShapeText(in),
+                       " to match fft_length ", IntList(fft_length));
         }
       }
-      Shape out = ChangeElementType(
-          in, t == PrimitiveType::kF32 ? PrimitiveType::kC64
-                                       : PrimitiveType::kC128);
+      Shape out = ChangeElementType(in, t == PrimitiveType::kF32
+                                            ? PrimitiveType::kC64
+                                            : PrimitiveType::kC128);
       if (fft_length[fft_rank - 1] != 0) {
         out.set_dimensions(in.rank() - 1, fft_length[fft_rank - 1] / 2 + 1);
       }
@@ -2210,9 +2210,9 @@ absl::StatusOr<Shape> InferFftShape(const Shape& in, FftType type,
       const int64_t last = in.dimensions(in.rank() - 1);
       if ((last != 0 || fft_length[fft_rank - 1] != 0) &&
           !DimEq(last, fft_length[fft_rank - 1] / 2 + 1)) {
-        return Error("IRFFT needs the innermost dimension of ", ShapeText(in),
-                     " to be fft_length/2+1 = ",
-                     fft_length[fft_rank - 1] / 2 + 1);
+        return Error(
+            "IRFFT needs the innermost dimension of ", ShapeText(in),
+            " to be fft_length/2+1 = ", fft_length[fft_rank - 1] / 2 + 1);
       }
       Shape out = ChangeElementType(in, ComplexComponentType(t));
       out.set_dimensions(in.rank() - 1, fft_length[fft_rank - 1]);
@@ -2250,8 +2250,8 @@ absl::StatusOr<Shape> InferTriangularSolveShape(const Shape& a, const Shape& b,
   }
   if (!DimEq(a.dimensions(a.rank() - 1),
              b.dimensions(b.rank() - (left_side ? 2 : 1)))) {
-    return Error("triangular-solve shared dimension of ", ShapeText(a),
-                 " and ", ShapeText(b), " does not match");
+    return Error("triangular-solve shared dimension of ", ShapeText(a), " and ",
+                 ShapeText(b), " does not match");
   }
   for (int64_t i = 0; i + 2 < a.rank(); ++i) {
     if (!DimEq(a.dimensions(i), b.dimensions(i))) {
@@ -2273,9 +2273,10 @@ absl::StatusOr<Shape> InferCholeskyShape(const Shape& a) {
     return Error("cholesky's operand must have rank >= 2, got ", ShapeText(a));
   }
   if (!DimEq(a.dimensions(a.rank() - 2), a.dimensions(a.rank() - 1))) {
-    return Error("cholesky's operand must be square in its two minor "
-                 "dimensions, got ",
-                 ShapeText(a));
+    return Error(
+        "cholesky's operand must be square in its two minor "
+        "dimensions, got ",
+        ShapeText(a));
   }
   return a;
 }
@@ -2287,8 +2288,7 @@ absl::StatusOr<Shape> InferGetDimensionSizeShape(const Shape& operand,
     return s;
   }
   if (dimension < 0) {
-    return Error("get-dimension-size dimension ", dimension,
-                 " is negative");
+    return Error("get-dimension-size dimension ", dimension, " is negative");
   }
   return Shape::Scalar(PrimitiveType::kS32);
 }

@@ -109,8 +109,7 @@ absl::StatusOr<Shape> InferReduceWindowShape(
     const ProgramShape& to_apply);
 absl::StatusOr<Shape> InferSelectAndScatterShape(
     const Shape& operand, const ProgramShape& select, const Window& window,
-    const Shape& source, const Shape& init_value,
-    const ProgramShape& scatter);
+    const Shape& source, const Shape& init_value, const ProgramShape& scatter);
 // Output shape of a window over `base` (reduce-window, convolution).
 absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base,
                                              const Window& window,
@@ -178,12 +177,9 @@ absl::StatusOr<Shape> InferBatchNormTrainingShape(const Shape& operand,
 absl::StatusOr<Shape> InferBatchNormInferenceShape(
     const Shape& operand, const Shape& scale, const Shape& offset,
     const Shape& mean, const Shape& variance, int64_t feature_index);
-absl::StatusOr<Shape> InferBatchNormGradShape(const Shape& operand,
-                                              const Shape& scale,
-                                              const Shape& mean,
-                                              const Shape& variance,
-                                              const Shape& output_grad,
-                                              int64_t feature_index);
+absl::StatusOr<Shape> InferBatchNormGradShape(
+    const Shape& operand, const Shape& scale, const Shape& mean,
+    const Shape& variance, const Shape& output_grad, int64_t feature_index);
 absl::StatusOr<Shape> InferFftShape(const Shape& operand, FftType type,
                                     std::span<const int64_t> fft_length);
 absl::StatusOr<Shape> InferTriangularSolveShape(const Shape& a, const Shape& b,

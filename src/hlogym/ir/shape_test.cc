@@ -1,3 +1,8 @@
+// GCC 12 reports a false -Wuninitialized inside absl::InlinedVector's move
+// assignment when Shape::clear_layout() (layout_ = Layout()) is inlined at
+// -O3; it must be silenced before the absl headers are read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include "hlogym/ir/shape.h"
 
 #include <cstdint>

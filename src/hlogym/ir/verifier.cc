@@ -138,11 +138,8 @@ bool MixedPrecisionExempt(Opcode op) {
     case Opcode::kSort:
     case Opcode::kTuple:
     case Opcode::kWhile:
-    case Opcode::kAlternatives:
+    case Opcode::kAlternatives:  // HloGym's own opcodes
     case Opcode::kScan:
-    case Opcode::kMap:
-    case Opcode::kReduce:
-    case Opcode::kScatter:
       return true;
     default:
       return false;
@@ -183,8 +180,9 @@ bool HasBuffer(const Shape& s) {
 }
 
 // Visits every leaf (non-tuple sub-shape) with its index.
-void ForEachLeaf(const Shape& s, ShapeIndex* index,
-                 const std::function<void(const Shape&, const ShapeIndex&)>& f) {
+void ForEachLeaf(
+    const Shape& s, ShapeIndex* index,
+    const std::function<void(const Shape&, const ShapeIndex&)>& f) {
   if (s.IsTuple()) {
     for (int64_t i = 0; i < s.tuple_shapes_size(); ++i) {
       index->push_back(i);
@@ -216,8 +214,6 @@ enum class GroupMode {
 // Parses "{{0,1},{1,2}}" into pairs; nullopt if the text is malformed.
 std::optional<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
     std::string_view text) {
-  std::vector<int64_t> nums;
-  std::vector<int> depth_of;
   int depth = 0;
   std::vector<std::vector<int64_t>> groups;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -231,9 +227,8 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
       size_t j = i + 1;
       while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
       if (depth != 2 || groups.empty()) return std::nullopt;
-      groups.back().push_back(
-          std::strtoll(std::string(text.substr(i, j - i)).c_str(), nullptr,
-                       10));
+      groups.back().push_back(std::strtoll(
+          std::string(text.substr(i, j - i)).c_str(), nullptr, 10));
       i = j - 1;
     }
   }
@@ -285,7 +280,7 @@ class Verifier {
   template <typename... Args>
   absl::Status CompError(const Computation* c, const Args&... args) const {
     const Instruction* at = LocatedInstruction(c);
-    std::string prefix = at != nullptr ? Prefix(at)
+    std::string prefix = at != nullptr   ? Prefix(at)
                          : file_.empty() ? std::string()
                                          : StrCat(file_, ": ");
     return absl::InvalidArgumentError(
@@ -294,7 +289,7 @@ class Verifier {
   template <typename... Args>
   absl::Status ModError(const Args&... args) const {
     const Instruction* at = LocatedInstruction(module_.entry_computation());
-    std::string prefix = at != nullptr ? Prefix(at)
+    std::string prefix = at != nullptr   ? Prefix(at)
                          : file_.empty() ? std::string()
                                          : StrCat(file_, ": ");
     return absl::InvalidArgumentError(
@@ -411,8 +406,9 @@ absl::Status Verifier::VerifyStructure() {
                     "' is not part of the module");
   }
   if (entry->IsFusionComputation()) {
-    return CompError(entry, "the entry computation cannot be a fusion "
-                            "computation");
+    return CompError(entry,
+                     "the entry computation cannot be a fusion "
+                     "computation");
   }
   for (const auto& c : module_.computations()) {
     if (absl::Status s = VerifyComputationStructure(c.get()); !s.ok()) {
@@ -455,8 +451,9 @@ absl::Status Verifier::VerifyComputationStructure(const Computation* c) {
       return;
     }
     if (!names.insert(inst->name()).second) {
-      status = InstError(inst, "instruction name is not unique in computation '",
-                         c->name(), "'");
+      status =
+          InstError(inst, "instruction name is not unique in computation '",
+                    c->name(), "'");
       return;
     }
     if (inst->opcode() == Opcode::kParameter) params.push_back(inst);
@@ -496,8 +493,9 @@ absl::Status Verifier::VerifyComputationStructure(const Computation* c) {
     }
     for (const Computation* callee : inst->called_computations()) {
       if (callee == nullptr || !module_computations_.contains(callee)) {
-        status = InstError(inst, "calls a computation that is not part of "
-                                 "the module");
+        status = InstError(inst,
+                           "calls a computation that is not part of "
+                           "the module");
         return;
       }
     }
@@ -508,9 +506,10 @@ absl::Status Verifier::VerifyComputationStructure(const Computation* c) {
   for (const Instruction* p : params) {
     const int64_t n = p->parameter_number();
     if (n < 0 || n >= static_cast<int64_t>(params.size())) {
-      return InstError(p, "parameter number ", n, " is out of range: ",
-                       "computation '", c->name(), "' has ", params.size(),
-                       " parameters, numbered 0..", params.size() - 1);
+      return InstError(p, "parameter number ", n,
+                       " is out of range: ", "computation '", c->name(),
+                       "' has ", params.size(), " parameters, numbered 0..",
+                       params.size() - 1);
     }
     if (by_number[n] != nullptr) {
       return InstError(p, "parameter number ", n, " is used twice (also by '",
@@ -542,7 +541,8 @@ void Verifier::ComputeAsyncThreads() {
           inst->called_computations().empty()) {
         return;
       }
-      const std::string thread(ThreadName(inst->attrs().async_execution_thread));
+      const std::string thread(
+          ThreadName(inst->attrs().async_execution_thread));
       std::vector<const Computation*> stack = {inst->called_computations()[0]};
       absl::flat_hash_set<const Computation*> seen;
       while (!stack.empty()) {
@@ -590,8 +590,9 @@ absl::Status Verifier::VerifyAcyclic(const Computation* c) {
         state[next] = 1;
         stack.emplace_back(next, 0);
       } else if (it->second == 1) {
-        status = InstError(next, "instruction is part of a cycle through "
-                                 "operands or control edges");
+        status = InstError(next,
+                           "instruction is part of a cycle through "
+                           "operands or control edges");
         return;
       }
     }
@@ -718,8 +719,9 @@ absl::Status Verifier::CheckMixedPrecision(const Instruction* inst) {
       }
     });
     if (mixed) {
-      return InstError(inst, "Seen floating point types of different "
-                             "precisions, but mixed precision is disallowed");
+      return InstError(inst,
+                       "Seen floating point types of different "
+                       "precisions, but mixed precision is disallowed");
     }
   }
   return absl::OkStatus();
@@ -832,9 +834,10 @@ absl::Status Verifier::VerifySharding(const Instruction* inst,
                           (sh.last_tile_dim_replicate ? 1 : 0);
       int64_t tiled = static_cast<int64_t>(sh.tile_dims.size()) - subgroups;
       if (tiled != shape.rank()) {
-        return InstError(inst, "sharding tile assignment dimensions "
-                               "(excluding subgroups) is different than the "
-                               "input rank: ",
+        return InstError(inst,
+                         "sharding tile assignment dimensions "
+                         "(excluding subgroups) is different than the "
+                         "input rank: ",
                          tiled, " vs ", shape.rank(), " for ",
                          ShapeText(shape));
       }
@@ -959,8 +962,9 @@ absl::Status Verifier::VerifyGenericAttributes(const Instruction* inst) {
   if (absl::Status s = VerifyOrigin(inst); !s.ok()) return s;
   if (!a.result_accuracy_text.empty()) {
     if (!IsTranscendental(inst->opcode())) {
-      return InstError(inst, "unary op with result accuracy is not supported "
-                             "for ",
+      return InstError(inst,
+                       "unary op with result accuracy is not supported "
+                       "for ",
                        OpcodeName(inst->opcode()));
     }
     const std::string& t = a.result_accuracy_text;
@@ -984,8 +988,9 @@ absl::Status Verifier::HandleCompareType(const Instruction* inst) {
   const PrimitiveType t = inst->operand(1)->shape().element_type();
   if (IsFloatingPointType(t) || IsComplexType(t)) {
     if (type != ComparisonType::kFloat && type != ComparisonType::kTotalOrder) {
-      return InstError(inst, "Expected comparison type FLOAT or TOTALORDER "
-                             "for ",
+      return InstError(inst,
+                       "Expected comparison type FLOAT or TOTALORDER "
+                       "for ",
                        PrimitiveTypeName(t), " operands, got ",
                        ComparisonTypeName(type));
     }
@@ -1009,9 +1014,9 @@ absl::Status Verifier::HandleElementwise(const Instruction* inst) {
     return CheckShape(inst, InferUnaryOpShape(op, inst->operand(0)->shape()));
   }
   if (IsBinaryElementwise(op)) {
-    if (absl::Status s = CheckShape(
-            inst, InferBinaryOpShape(op, inst->operand(0)->shape(),
-                                     inst->operand(1)->shape()));
+    if (absl::Status s =
+            CheckShape(inst, InferBinaryOpShape(op, inst->operand(0)->shape(),
+                                                inst->operand(1)->shape()));
         !s.ok()) {
       return s;
     }
@@ -1026,18 +1031,20 @@ absl::Status Verifier::HandleElementwise(const Instruction* inst) {
 absl::Status Verifier::HandleDot(const Instruction* inst) {
   const InstructionAttrs& a = inst->attrs();
   const DotDimensionNumbers dnums = a.dot_dnums.value_or(DotDimensionNumbers());
-  const int nibbles = static_cast<int>(
-      std::count(a.operand_precision.begin(), a.operand_precision.end(),
-                 Precision::kPackedNibble));
+  const int nibbles = static_cast<int>(std::count(a.operand_precision.begin(),
+                                                  a.operand_precision.end(),
+                                                  Precision::kPackedNibble));
   if (nibbles == 1) {
     return InstError(inst, "dot cannot have a single packed nibble argument");
   }
   if (nibbles == 2) {
     for (int i = 0; i < 2; ++i) {
       const Shape& s = inst->operand(i)->shape();
-      if (!IsIntegralType(s.element_type()) || BitWidth(s.element_type()) != 8) {
-        return InstError(inst, "packed nibble precision can only apply to "
-                               "8 bit integers, got ",
+      if (!IsIntegralType(s.element_type()) ||
+          BitWidth(s.element_type()) != 8) {
+        return InstError(inst,
+                         "packed nibble precision can only apply to "
+                         "8 bit integers, got ",
                          ShapeText(s));
       }
     }
@@ -1048,23 +1055,22 @@ absl::Status Verifier::HandleDot(const Instruction* inst) {
           : std::nullopt;
   switch (inst->opcode()) {
     case Opcode::kDot:
-      return CheckShape(inst,
-                        InferDotShape(inst->operand(0)->shape(),
-                                      inst->operand(1)->shape(), dnums,
-                                      preferred));
+      return CheckShape(
+          inst, InferDotShape(inst->operand(0)->shape(),
+                              inst->operand(1)->shape(), dnums, preferred));
     case Opcode::kRaggedDot:
       return CheckShape(
-          inst, InferRaggedDotShape(
-                    inst->operand(0)->shape(), inst->operand(1)->shape(),
-                    inst->operand(2)->shape(), dnums,
-                    a.ragged_dnums.value_or(RaggedDotDimensionNumbers()),
-                    preferred));
+          inst,
+          InferRaggedDotShape(
+              inst->operand(0)->shape(), inst->operand(1)->shape(),
+              inst->operand(2)->shape(), dnums,
+              a.ragged_dnums.value_or(RaggedDotDimensionNumbers()), preferred));
     case Opcode::kScaledDot:
-      return CheckShape(
-          inst, InferScaledDotShape(
-                    inst->operand(0)->shape(), inst->operand(1)->shape(),
-                    inst->operand(2)->shape(), inst->operand(3)->shape(),
-                    dnums, preferred));
+      return CheckShape(inst, InferScaledDotShape(inst->operand(0)->shape(),
+                                                  inst->operand(1)->shape(),
+                                                  inst->operand(2)->shape(),
+                                                  inst->operand(3)->shape(),
+                                                  dnums, preferred));
     default: {
       if (!a.conv_dnums.has_value()) {
         return InstError(inst, "convolution needs dim_labels");
@@ -1073,8 +1079,9 @@ absl::Status Verifier::HandleDot(const Instruction* inst) {
       if (!a.sparsity_config.empty()) return absl::OkStatus();
       if (nibbles == 2 &&
           (a.feature_group_count != 1 || a.batch_group_count != 1)) {
-        return InstError(inst, "packed nibble precision does not support "
-                               "group counts");
+        return InstError(inst,
+                         "packed nibble precision does not support "
+                         "group counts");
       }
       return CheckShape(
           inst, InferConvolutionShape(
@@ -1096,8 +1103,9 @@ absl::Status Verifier::CheckNestedThreads(const Instruction* inst,
     for (const Computation* callee : i->called_computations()) {
       if (Thread(callee) != Thread(comp)) {
         status = InstError(
-            inst, "Nested computations expects same computation's thread "
-                  "name: ",
+            inst,
+            "Nested computations expects same computation's thread "
+            "name: ",
             Thread(callee), " vs ", Thread(comp), ", in called computation `",
             callee->name(), "` vs caller computation `", comp->name(), "`");
         return;
@@ -1113,8 +1121,9 @@ absl::Status Verifier::CheckCalleeThreads(const Instruction* inst,
                                           bool skip_async) {
   for (const Computation* callee : inst->called_computations()) {
     if (Thread(inst->parent()) != Thread(callee)) {
-      return InstError(inst, "expects parent computation thread name same as "
-                             "called computation's thread name (",
+      return InstError(inst,
+                       "expects parent computation thread name same as "
+                       "called computation's thread name (",
                        Thread(inst->parent()), " vs ", Thread(callee), ")");
     }
     if (absl::Status s = CheckNestedThreads(inst, callee, skip_async, 0);
@@ -1159,9 +1168,8 @@ absl::Status Verifier::HandleAliasing(
     for (const Instruction* p : wrapped->parameter_instructions()) {
       // Operands the start already has stand for their parameters.
       const int64_t k = static_cast<int64_t>(operand_shapes.size());
-      operand_shapes.push_back(k < inst->operand_count()
-                                   ? &inst->operand(k)->shape()
-                                   : &p->shape());
+      operand_shapes.push_back(
+          k < inst->operand_count() ? &inst->operand(k)->shape() : &p->shape());
       params.push_back(p->shape());
     }
     std::vector<Shape> elems = {Shape::Tuple(std::move(params)),
@@ -1198,10 +1206,10 @@ absl::Status Verifier::HandleAliasing(
                        IndexText(a.operand_index));
     }
     // A buffer aliases its array contents (Pin/Unpin).
-    const Shape& o = out->IsBuffer() && !in->IsBuffer() ? out->buffer_shape()
-                                                        : *out;
-    const Shape& i = in->IsBuffer() && !out->IsBuffer() ? in->buffer_shape()
-                                                        : *in;
+    const Shape& o =
+        out->IsBuffer() && !in->IsBuffer() ? out->buffer_shape() : *out;
+    const Shape& i =
+        in->IsBuffer() && !out->IsBuffer() ? in->buffer_shape() : *in;
     bool same = o.Compatible(i);
     if (same && (compare_layouts || opts_.layout_sensitive) && o.IsArray() &&
         o.has_layout() && i.has_layout()) {
@@ -1237,8 +1245,8 @@ absl::Status Verifier::HandleFusion(const Instruction* inst) {
   for (int64_t i = 0; i < fused->num_parameters(); ++i) {
     if (!ShapesSame(fused->parameter_instruction(i)->shape(),
                     inst->operand(i)->shape())) {
-      return InstError(inst, "shape mismatch between fused parameter ", i,
-                       " (", ShapeText(fused->parameter_instruction(i)->shape()),
+      return InstError(inst, "shape mismatch between fused parameter ", i, " (",
+                       ShapeText(fused->parameter_instruction(i)->shape()),
                        ") and its operand (",
                        ShapeText(inst->operand(i)->shape()), ")");
     }
@@ -1248,14 +1256,13 @@ absl::Status Verifier::HandleFusion(const Instruction* inst) {
 
 absl::Status Verifier::HandleCall(const Instruction* inst) {
   const Computation* callee = inst->to_apply();
-  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
-      !s.ok()) {
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true); !s.ok()) {
     return s;
   }
   if (callee->num_parameters() != inst->operand_count()) {
     return InstError(inst, "expected computation '", callee->name(),
-                     "' to have ", inst->operand_count(),
-                     " parameters, has ", callee->num_parameters());
+                     "' to have ", inst->operand_count(), " parameters, has ",
+                     callee->num_parameters());
   }
   for (int64_t i = 0; i < inst->operand_count(); ++i) {
     const Instruction* p = callee->parameter_instruction(i);
@@ -1273,8 +1280,9 @@ absl::Status Verifier::HandleCall(const Instruction* inst) {
   if (inst->attrs().is_composite) {
     const FrontendAttribute* name = FindFrontendAttr(inst, "composite.name");
     if (name == nullptr || name->value.empty()) {
-      return InstError(inst, "a composite call needs a non-empty "
-                             "composite.name frontend attribute");
+      return InstError(inst,
+                       "a composite call needs a non-empty "
+                       "composite.name frontend attribute");
     }
     if (const FrontendAttribute* v =
             FindFrontendAttr(inst, "composite.version")) {
@@ -1283,8 +1291,9 @@ absl::Status Verifier::HandleCall(const Instruction* inst) {
         return c >= '0' && c <= '9';
       });
       if (!ok) {
-        return InstError(inst, "composite.version must be a non-negative "
-                               "integer, got '",
+        return InstError(inst,
+                         "composite.version must be a non-negative "
+                         "integer, got '",
                          t, "'");
       }
     }
@@ -1305,16 +1314,15 @@ absl::Status Verifier::HandleWhile(const Instruction* inst) {
                      "' must have exactly 1 parameter, has ",
                      body->num_parameters());
   }
-  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
-      !s.ok()) {
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true); !s.ok()) {
     return s;
   }
   const Shape& init = inst->operand(0)->shape();
   if (!ShapesSame(init, body->parameter_instruction(0)->shape())) {
     return InstError(inst, "while operand ", ShapeText(init),
-                     " shape does not match parameter of body '",
-                     body->name(), "' (",
-                     ShapeText(body->parameter_instruction(0)->shape()), ")");
+                     " shape does not match parameter of body '", body->name(),
+                     "' (", ShapeText(body->parameter_instruction(0)->shape()),
+                     ")");
   }
   if (!ShapesSame(init, cond->parameter_instruction(0)->shape())) {
     return InstError(inst, "while operand ", ShapeText(init),
@@ -1343,8 +1351,7 @@ absl::Status Verifier::HandleConditional(const Instruction* inst) {
                        "' must have 1 parameter, has ", b->num_parameters());
     }
   }
-  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
-      !s.ok()) {
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true); !s.ok()) {
     return s;
   }
   std::vector<ProgramShape> programs;
@@ -1373,8 +1380,7 @@ absl::Status Verifier::HandleConditional(const Instruction* inst) {
 
 absl::Status Verifier::HandleCustomCall(const Instruction* inst) {
   const InstructionAttrs& a = inst->attrs();
-  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true);
-      !s.ok()) {
+  if (absl::Status s = CheckCalleeThreads(inst, /*skip_async=*/true); !s.ok()) {
     return s;
   }
   if (a.operand_layout_constraints.has_value() &&
@@ -1399,8 +1405,9 @@ absl::Status Verifier::HandleCustomCall(const Instruction* inst) {
       return InstError(inst, "GetRngSeed custom-call takes no operands");
     }
     if (!inst->shape().Compatible(Shape::Scalar(PrimitiveType::kU64))) {
-      return InstError(inst, "GetRngSeed custom-call must return u64[], "
-                             "returns ",
+      return InstError(inst,
+                       "GetRngSeed custom-call must return u64[], "
+                       "returns ",
                        ShapeText(inst->shape()));
     }
   }
@@ -1423,8 +1430,9 @@ absl::StatusOr<GroupMode> Verifier::GetGroupMode(
   const bool global = inst->attrs().use_global_device_ids;
   if (!has_channel) {
     if (has_global_ids_flag && global) {
-      return InstError(inst, "Invalid combination of has_channel_id and "
-                             "use_global_device_ids");
+      return InstError(inst,
+                       "Invalid combination of has_channel_id and "
+                       "use_global_device_ids");
     }
     return GroupMode::kCrossReplica;
   }
@@ -1435,9 +1443,9 @@ absl::StatusOr<GroupMode> Verifier::GetGroupMode(
 
 int64_t Verifier::SubgroupSize(const Instruction* inst, GroupMode mode) const {
   const auto groups = Groups(inst);
-  const bool mesh = inst->attrs().replica_groups.has_value() &&
-                    inst->attrs().replica_groups->form ==
-                        ReplicaGroups::Form::kMesh;
+  const bool mesh =
+      inst->attrs().replica_groups.has_value() &&
+      inst->attrs().replica_groups->form == ReplicaGroups::Form::kMesh;
   if (mesh) return 1;  // unknown: the checks that use it are skipped
   switch (mode) {
     case GroupMode::kCrossReplica:
@@ -1535,8 +1543,9 @@ absl::Status Verifier::CheckReplicaGroups(const Instruction* inst,
   const auto groups = Groups(inst);
   if (groups.empty()) {
     if (mode == GroupMode::kFlattenedId) {
-      return InstError(inst, "Replica groups must be specified in "
-                             "flattened-id mode");
+      return InstError(inst,
+                       "Replica groups must be specified in "
+                       "flattened-id mode");
     }
     return absl::OkStatus();
   }
@@ -1565,8 +1574,9 @@ absl::Status Verifier::CheckReplicaGroups(const Instruction* inst,
   if (uniform) {
     for (const auto& g : groups) {
       if (g.size() != groups[0].size()) {
-        return InstError(inst, "Replica groups expected to be of uniform "
-                               "size");
+        return InstError(inst,
+                         "Replica groups expected to be of uniform "
+                         "size");
       }
     }
   }
@@ -1614,8 +1624,8 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
           inst->shape().IsTuple() && inst->shape().tuple_shapes_size() == 2 &&
           !inst->shape().Compatible(*reduced)) {
         // The older (operands, results) form of all-reduce-start.
-        Shape input = operands.size() == 1 ? *operands[0]
-                                           : *InferTupleShape(operands);
+        Shape input =
+            operands.size() == 1 ? *operands[0] : *InferTupleShape(operands);
         return CheckShape(inst, Shape::Tuple({input, *reduced}));
       }
       return CheckShape(inst, reduced);
@@ -1631,8 +1641,9 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
     case Opcode::kAllGatherDone: {
       const Shape& s = inst->operand(0)->shape();
       if (!s.IsTuple() || s.tuple_shapes_size() != 2) {
-        return InstError(inst, "all-gather-done needs an all-gather-start "
-                               "tuple operand, got ",
+        return InstError(inst,
+                         "all-gather-done needs an all-gather-start "
+                         "tuple operand, got ",
                          ShapeText(s));
       }
       return CheckShape(inst, s.tuple_shapes(1));
@@ -1655,8 +1666,9 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
       const Shape* out = &inst->shape();
       if (op == Opcode::kAllGatherStart) {
         if (!out->IsTuple() || out->tuple_shapes_size() != 2) {
-          return InstError(inst, "all-gather-start must produce an (operands, "
-                                 "results) tuple, got ",
+          return InstError(inst,
+                           "all-gather-start must produce an (operands, "
+                           "results) tuple, got ",
                            ShapeText(*out));
         }
         out = &out->tuple_shapes(1);
@@ -1666,12 +1678,11 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
       for (size_t i = 0; i < operands.size(); ++i) {
         const Shape* o = out;
         if (operands.size() > 1) {
-          if (!out->IsTuple() ||
-              out->tuple_shapes_size() != static_cast<int64_t>(operands.size())) {
+          if (!out->IsTuple() || out->tuple_shapes_size() !=
+                                     static_cast<int64_t>(operands.size())) {
             return InstError(inst, "all-gather of ", operands.size(),
                              " operands must produce a tuple of ",
-                             operands.size(), " arrays, got ",
-                             ShapeText(*out));
+                             operands.size(), " arrays, got ", ShapeText(*out));
           }
           o = &out->tuple_shapes(i);
         }
@@ -1709,9 +1720,8 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
           if (o->IsScalar()) {
             elems.push_back(*o);
           } else {
-            elems.push_back(arrays.size() == 1
-                                ? *gathered
-                                : gathered->tuple_shapes(next));
+            elems.push_back(arrays.size() == 1 ? *gathered
+                                               : gathered->tuple_shapes(next));
             ++next;
           }
         }
@@ -1720,8 +1730,8 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
       if (!gathered.ok() || op == Opcode::kAllGather) {
         return CheckShape(inst, gathered);
       }
-      Shape input = operands.size() == 1 ? *operands[0]
-                                         : *InferTupleShape(operands);
+      Shape input =
+          operands.size() == 1 ? *operands[0] : *InferTupleShape(operands);
       return CheckShape(inst, Shape::Tuple({input, *gathered}));
     }
     case Opcode::kReduceScatter: {
@@ -1765,8 +1775,8 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
                            ShapeText(*o));
         }
       }
-      const Shape& out0 = operands.size() == 1 ? inst->shape()
-                                               : inst->shape().tuple_shapes(0);
+      const Shape& out0 =
+          operands.size() == 1 ? inst->shape() : inst->shape().tuple_shapes(0);
       const int64_t in = operands[0]->dimensions(dim);
       const int64_t res = out0.dimensions(dim);
       int64_t shard_count = res > 0 ? (in + res - 1) / res : 1;
@@ -1804,19 +1814,19 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
       const int64_t split_count = SubgroupSize(inst, *mode);
       if (inst->has_dimensions() && !inst->dimensions().empty()) {
         if (inst->operand_count() != 1) {
-          return InstError(inst, "all-to-all with a split dimension takes one "
-                                 "operand, got ",
+          return InstError(inst,
+                           "all-to-all with a split dimension takes one "
+                           "operand, got ",
                            inst->operand_count());
         }
         const int64_t d = inst->dimensions(0);
-        return CheckShape(
-            inst, InferAllToAllShape(*operands[0], d, d, split_count));
+        return CheckShape(inst,
+                          InferAllToAllShape(*operands[0], d, d, split_count));
       }
       if (split_count != 1 && inst->operand_count() != split_count) {
         return InstError(inst, "all-to-all has ", inst->operand_count(),
                          " operands but the replica group size is ",
-                         split_count,
-                         " (hlo->operand_count() == split_count)");
+                         split_count, " (hlo->operand_count() == split_count)");
       }
       return CheckShape(inst, InferAllToAllTupleShape(operands));
     }
@@ -1843,8 +1853,9 @@ absl::Status Verifier::HandleCollective(const Instruction* inst) {
                            " must be rank 1 or 2, got ", ShapeText(s));
         }
         if (!s.Compatible(*operands[2])) {
-          return InstError(inst, "RaggedAllToAll operands have different "
-                                 "shapes: ",
+          return InstError(inst,
+                           "RaggedAllToAll operands have different "
+                           "shapes: ",
                            ShapeText(*operands[2]), " and ", ShapeText(s));
         }
       }
@@ -1870,8 +1881,9 @@ absl::Status Verifier::HandleCollectivePermute(const Instruction* inst) {
   if (op == Opcode::kCollectivePermuteDone) {
     const Shape& s = inst->operand(0)->shape();
     if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
-      return InstError(inst, "collective-permute-done needs a "
-                             "collective-permute-start tuple operand, got ",
+      return InstError(inst,
+                       "collective-permute-done needs a "
+                       "collective-permute-start tuple operand, got ",
                        ShapeText(s));
     }
     return CheckShape(inst, s.tuple_shapes(1));
@@ -1884,8 +1896,9 @@ absl::Status Verifier::HandleCollectivePermute(const Instruction* inst) {
   int64_t allowed = 1;
   if (in_place) {
     if (operands.size() != 4) {
-      return InstError(inst, "in-place collective-permute needs 4 operands, "
-                             "got ",
+      return InstError(inst,
+                       "in-place collective-permute needs 4 operands, "
+                       "got ",
                        operands.size());
     }
     const Shape& in = *operands[0];
@@ -1903,19 +1916,22 @@ absl::Status Verifier::HandleCollectivePermute(const Instruction* inst) {
         all_tuple &= e.IsTuple();
       }
       if (!all_array && !all_tuple) {
-        return InstError(inst, "Buffer offset should either be a tuple of "
-                               "arrays or a tuple of tuples.");
+        return InstError(inst,
+                         "Buffer offset should either be a tuple of "
+                         "arrays or a tuple of tuples.");
       }
       if (all_tuple && off.tuple_shapes_size() > 0) {
         for (const Shape& e : off.tuple_shapes()) {
           if (e.tuple_shapes_size() != buf.rank()) {
-            return InstError(inst, "Buffer offset index should have the same "
-                                   "number of elements as the buffer's rank.");
+            return InstError(inst,
+                             "Buffer offset index should have the same "
+                             "number of elements as the buffer's rank.");
           }
         }
       } else if (off.tuple_shapes_size() != buf.rank()) {
-        return InstError(inst, "Buffer offset index should have the same "
-                               "number of elements as the buffer's rank.");
+        return InstError(inst,
+                         "Buffer offset index should have the same "
+                         "number of elements as the buffer's rank.");
       }
       return absl::OkStatus();
     };
@@ -2115,8 +2131,7 @@ const Instruction* Verifier::TraceAsyncSource(const Instruction* value,
       return TraceAsyncSource(value->operand(0), std::move(index), depth + 1);
     }
     case Opcode::kTuple: {
-      if (index.empty() || index[0] < 0 ||
-          index[0] >= value->operand_count()) {
+      if (index.empty() || index[0] < 0 || index[0] >= value->operand_count()) {
         return nullptr;
       }
       const Instruction* op = value->operand(index[0]);
@@ -2131,8 +2146,7 @@ const Instruction* Verifier::TraceAsyncSource(const Instruction* value,
       // Annotations such as Sharding pass the value through.
       if (value->operand_count() == 1 &&
           value->operand(0)->shape().Compatible(value->shape())) {
-        return TraceAsyncSource(value->operand(0), std::move(index),
-                                depth + 1);
+        return TraceAsyncSource(value->operand(0), std::move(index), depth + 1);
       }
       return nullptr;
     case Opcode::kParameter: {
@@ -2185,8 +2199,8 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
   if (op != Opcode::kAsyncStart &&
       !inst->attrs().async_execution_thread.empty() &&
       ThreadName(inst->attrs().async_execution_thread) != Thread(wrapped)) {
-    return InstError(inst, name, " expects async thread name ",
-                     Thread(wrapped), " of its async-start, got ",
+    return InstError(inst, name, " expects async thread name ", Thread(wrapped),
+                     " of its async-start, got ",
                      inst->attrs().async_execution_thread);
   }
   if (absl::Status s = CheckNestedThreads(inst, wrapped, false, 0); !s.ok()) {
@@ -2201,7 +2215,8 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
   bool check_result = true;
   if (wrapped->IsAsyncWrapper()) {
     const Instruction* root = wrapped->root_instruction();
-    if ((root->opcode() == Opcode::kCall || root->opcode() == Opcode::kFusion) &&
+    if ((root->opcode() == Opcode::kCall ||
+         root->opcode() == Opcode::kFusion) &&
         !root->called_computations().empty()) {
       program = ComputeProgramShape(*root->called_computations()[0]);
     } else {
@@ -2292,14 +2307,14 @@ absl::Status Verifier::HandleAsync(const Instruction* inst) {
             s.tuple_shapes_size() < 2 || !s.tuple_shapes(0).IsTuple() ||
             !prev.tuple_shapes(0).IsTuple()) {
           return InstError(inst, "The ", name,
-                           " expects async tuple shapes, got ",
-                           ShapeText(prev), " and ", ShapeText(s));
+                           " expects async tuple shapes, got ", ShapeText(prev),
+                           " and ", ShapeText(s));
         }
         const Shape& before = prev.tuple_shapes(0);
         const Shape& after = s.tuple_shapes(0);
         const int64_t extra = inst->operand_count() - 1;
-        bool ok = after.tuple_shapes_size() ==
-                  before.tuple_shapes_size() + extra;
+        bool ok =
+            after.tuple_shapes_size() == before.tuple_shapes_size() + extra;
         for (int64_t i = 0; ok && i < before.tuple_shapes_size(); ++i) {
           ok = ShapesSame(after.tuple_shapes(i), before.tuple_shapes(i));
         }
@@ -2348,8 +2363,9 @@ absl::Status Verifier::HandleSendRecv(const Instruction* inst) {
   // (pipelined send-done returning data, reordered contexts), so only the
   // token operand of recv is checked.
   if (inst->opcode() == Opcode::kRecv && !inst->operand(0)->shape().IsToken()) {
-    return InstError(inst, "Expected operand 0 to be token-shaped, actual "
-                           "shape is ",
+    return InstError(inst,
+                     "Expected operand 0 to be token-shaped, actual "
+                     "shape is ",
                      ShapeText(inst->operand(0)->shape()));
   }
   return absl::OkStatus();
@@ -2359,19 +2375,20 @@ absl::Status Verifier::HandleRng(const Instruction* inst) {
   const Shape& a = inst->operand(0)->shape();
   const Shape& b = inst->operand(1)->shape();
   if (!a.IsScalar() || !b.IsScalar()) {
-    return InstError(inst, "Expected scalar types for the two operands of Rng "
-                           "instruction, got ",
+    return InstError(inst,
+                     "Expected scalar types for the two operands of Rng "
+                     "instruction, got ",
                      ShapeText(a), " and ", ShapeText(b));
   }
   const Shape& r = inst->shape();
-  const bool types_ok =
-      a.element_type() == b.element_type() && r.IsArray() &&
-      (a.element_type() == r.element_type() ||
-       (opts_.allow_mixed_precision &&
-        SameElementTypeIgnoringFpPrecision(a, r)));
+  const bool types_ok = a.element_type() == b.element_type() && r.IsArray() &&
+                        (a.element_type() == r.element_type() ||
+                         (opts_.allow_mixed_precision &&
+                          SameElementTypeIgnoringFpPrecision(a, r)));
   if (!types_ok) {
-    return InstError(inst, "Expected compatible element types for the result "
-                           "and the two operands of Rng instruction, got ",
+    return InstError(inst,
+                     "Expected compatible element types for the result "
+                     "and the two operands of Rng instruction, got ",
                      ShapeText(a), ", ", ShapeText(b), " -> ", ShapeText(r));
   }
   const PrimitiveType t = a.element_type();
@@ -2419,10 +2436,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         return InstError(inst, "constant has no literal");
       }
       if (!inst->literal().shape().Compatible(inst->shape())) {
-        return InstError(inst, "constant literal shape ",
-                         ShapeText(inst->literal().shape()),
-                         " does not match the instruction shape ",
-                         ShapeText(inst->shape()));
+        return InstError(
+            inst, "constant literal shape ", ShapeText(inst->literal().shape()),
+            " does not match the instruction shape ", ShapeText(inst->shape()));
       }
       return absl::OkStatus();
     }
@@ -2432,7 +2448,8 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         return InstError(inst, "Iota does not support non-array result ",
                          ShapeText(s));
       }
-      if (s.rank() == 0) return InstError(inst, "Iota does not support scalars");
+      if (s.rank() == 0)
+        return InstError(inst, "Iota does not support scalars");
       const int64_t d = inst->iota_dimension();
       if (d < 0 || d >= s.rank()) {
         return InstError(inst, "iota dimension ", d,
@@ -2440,10 +2457,11 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       }
       const PrimitiveType t = s.element_type();
       if (!IsIntegralType(t) && !IsFloatingPointType(t) && !IsComplexType(t)) {
-        return InstError(inst, "Only support iota of integral, floating point "
-                               "or complex primitive types, got ",
-                         PrimitiveTypeName(t) == "pred" ? "PRED"
-                                                        : PrimitiveTypeName(t));
+        return InstError(
+            inst,
+            "Only support iota of integral, floating point "
+            "or complex primitive types, got ",
+            PrimitiveTypeName(t) == "pred" ? "PRED" : PrimitiveTypeName(t));
       }
       return absl::OkStatus();
     }
@@ -2452,15 +2470,15 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
     case Opcode::kOptimizationBarrier:
       return CheckShape(inst, InferUnaryOpShape(op, *operands[0]));
     case Opcode::kConvert:
-      return CheckShape(inst, InferConvertShape(*operands[0],
-                                                inst->shape().element_type()));
+      return CheckShape(
+          inst, InferConvertShape(*operands[0], inst->shape().element_type()));
     case Opcode::kBitcastConvert:
       return CheckShape(inst, InferBitcastConvertShape(
                                   *operands[0], inst->shape().element_type()));
     case Opcode::kStochasticConvert:
-      return CheckShape(inst, InferStochasticConvertShape(
-                                  *operands[0], *operands[1],
-                                  inst->shape().element_type()));
+      return CheckShape(
+          inst, InferStochasticConvertShape(*operands[0], *operands[1],
+                                            inst->shape().element_type()));
     case Opcode::kReducePrecision:
       return CheckShape(inst,
                         InferReducePrecisionShape(*operands[0], a.exponent_bits,
@@ -2474,8 +2492,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         const int64_t out_bytes =
             out.ElementsIn() * ByteWidth(out.element_type());
         if (in_bytes != out_bytes) {
-          return InstError(inst, "Bitcast cannot have different shape sizes "
-                                 "of output (",
+          return InstError(inst,
+                           "Bitcast cannot have different shape sizes "
+                           "of output (",
                            out_bytes, ") and operand (", in_bytes, ")");
         }
       }
@@ -2499,13 +2518,15 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       auto r = InferReshapeShape(*operands[0], inst->shape());
       if (!r.ok()) return Wrap(inst, r.status());
       if (inst->shape().rank() + 1 != inst->operand_count()) {
-        return InstError(inst, "dynamic-reshape needs one size operand per "
-                               "result dimension");
+        return InstError(inst,
+                         "dynamic-reshape needs one size operand per "
+                         "result dimension");
       }
       for (int64_t i = 1; i < inst->operand_count(); ++i) {
         if (operands[i]->element_type() != PrimitiveType::kS32) {
-          return InstError(inst, "dynamic-reshape size operands must be s32, "
-                                 "got ",
+          return InstError(inst,
+                           "dynamic-reshape size operands must be s32, "
+                           "got ",
                            ShapeText(*operands[i]));
         }
       }
@@ -2525,8 +2546,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
                                                a.dynamic_slice_sizes));
     case Opcode::kDynamicUpdateSlice:
       if (inst->operand_count() < 2) {
-        return InstError(inst, "dynamic-update-slice needs an operand and an "
-                               "update");
+        return InstError(inst,
+                         "dynamic-update-slice needs an operand and an "
+                         "update");
       }
       return CheckShape(inst, InferDynamicUpdateSliceShape(
                                   *operands[0], *operands[1], shapes_from(2)));
@@ -2544,25 +2566,24 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       if (!a.gather_dnums.has_value()) {
         return InstError(inst, "gather needs dimension numbers");
       }
-      return CheckShape(inst,
-                        InferGatherShape(*operands[0], *operands[1],
-                                         *a.gather_dnums,
-                                         a.gather_slice_sizes));
+      return CheckShape(
+          inst, InferGatherShape(*operands[0], *operands[1], *a.gather_dnums,
+                                 a.gather_slice_sizes));
     }
     case Opcode::kScatter: {
       if (!a.scatter_dnums.has_value()) {
         return InstError(inst, "scatter needs dimension numbers");
       }
       return CheckShape(
-          inst, InferScatterShape(operands,
-                                  ComputeProgramShape(*inst->to_apply()),
-                                  *a.scatter_dnums));
+          inst,
+          InferScatterShape(operands, ComputeProgramShape(*inst->to_apply()),
+                            *a.scatter_dnums));
     }
     case Opcode::kTuple:
       return CheckShape(inst, InferTupleShape(operands));
     case Opcode::kGetTupleElement:
-      return CheckShape(inst, InferGetTupleElementShape(*operands[0],
-                                                        inst->tuple_index()));
+      return CheckShape(
+          inst, InferGetTupleElementShape(*operands[0], inst->tuple_index()));
     case Opcode::kReduce: {
       const ProgramShape p = ComputeProgramShape(*inst->to_apply());
       if (absl::Status s = CheckShape(
@@ -2574,8 +2595,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         for (size_t i = 0; i < operands.size() && i < p.parameters.size();
              ++i) {
           if (p.parameters[i].element_type() != operands[i]->element_type()) {
-            return InstError(inst, "Shape mismatch between to_apply "
-                                   "computation parameter and operand ",
+            return InstError(inst,
+                             "Shape mismatch between to_apply "
+                             "computation parameter and operand ",
                              i);
           }
         }
@@ -2588,12 +2610,11 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
                                        ComputeProgramShape(*inst->to_apply())));
     case Opcode::kSelectAndScatter:
       return CheckShape(
-          inst,
-          InferSelectAndScatterShape(
-              *operands[0],
-              ComputeProgramShape(*inst->called_computations()[0]),
-              a.window.value_or(Window()), *operands[1], *operands[2],
-              ComputeProgramShape(*inst->called_computations()[1])));
+          inst, InferSelectAndScatterShape(
+                    *operands[0],
+                    ComputeProgramShape(*inst->called_computations()[0]),
+                    a.window.value_or(Window()), *operands[1], *operands[2],
+                    ComputeProgramShape(*inst->called_computations()[1])));
     case Opcode::kMap: {
       const ProgramShape p = ComputeProgramShape(*inst->to_apply());
       if (absl::Status s = CheckShape(inst, InferMapShape(operands, p));
@@ -2604,8 +2625,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         for (size_t i = 0; i < operands.size() && i < p.parameters.size();
              ++i) {
           if (p.parameters[i].element_type() != operands[i]->element_type()) {
-            return InstError(inst, "Shape mismatch between to_apply "
-                                   "computation parameter and operand ",
+            return InstError(inst,
+                             "Shape mismatch between to_apply "
+                             "computation parameter and operand ",
                              i);
           }
         }
@@ -2617,9 +2639,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         return InstError(inst, "sort needs exactly one dimension, got ",
                          IntList(inst->dimensions()));
       }
-      return CheckShape(
-          inst, InferSortShape(operands, inst->dimensions(0),
-                               ComputeProgramShape(*inst->to_apply())));
+      return CheckShape(inst,
+                        InferSortShape(operands, inst->dimensions(0),
+                                       ComputeProgramShape(*inst->to_apply())));
     }
     case Opcode::kTopK:
       return CheckShape(inst, InferTopKShape(*operands[0], a.k));
@@ -2637,14 +2659,13 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
     case Opcode::kCholesky:
       return CheckShape(inst, InferCholeskyShape(*operands[0]));
     case Opcode::kBatchNormTraining:
-      return CheckShape(inst, InferBatchNormTrainingShape(
-                                  *operands[0], *operands[1], *operands[2],
-                                  a.feature_index));
+      return CheckShape(
+          inst, InferBatchNormTrainingShape(*operands[0], *operands[1],
+                                            *operands[2], a.feature_index));
     case Opcode::kBatchNormInference:
-      return CheckShape(inst,
-                        InferBatchNormInferenceShape(
-                            *operands[0], *operands[1], *operands[2],
-                            *operands[3], *operands[4], a.feature_index));
+      return CheckShape(inst, InferBatchNormInferenceShape(
+                                  *operands[0], *operands[1], *operands[2],
+                                  *operands[3], *operands[4], a.feature_index));
     case Opcode::kBatchNormGrad:
       return CheckShape(inst, InferBatchNormGradShape(
                                   *operands[0], *operands[1], *operands[2],
@@ -2662,8 +2683,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
         // XLA produces s32[]; some modules use another integer type.
         if (!inst->shape().IsScalar() ||
             !IsIntegralType(inst->shape().element_type())) {
-          return InstError(inst, "get-dimension-size must produce an integer "
-                                 "scalar, got ",
+          return InstError(inst,
+                           "get-dimension-size must produce an integer "
+                           "scalar, got ",
                            ShapeText(inst->shape()));
         }
         return absl::OkStatus();
@@ -2701,18 +2723,21 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
     case Opcode::kAsyncDone:
       return HandleAsync(inst);
     case Opcode::kCopyStart:
-      return CheckShape(inst, Shape::Tuple({*operands[0], *operands[0],
-                                            Shape::Scalar(PrimitiveType::kU32)}));
+      return CheckShape(inst,
+                        Shape::Tuple({*operands[0], *operands[0],
+                                      Shape::Scalar(PrimitiveType::kU32)}));
     case Opcode::kCopyDone: {
       const Shape& s = *operands[0];
       if (!s.IsTuple() || s.tuple_shapes_size() < 2) {
-        return InstError(inst, "copy-done needs a copy-start tuple operand, "
-                               "got ",
+        return InstError(inst,
+                         "copy-done needs a copy-start tuple operand, "
+                         "got ",
                          ShapeText(s));
       }
       if (!ShapesSame(s.tuple_shapes(0), s.tuple_shapes(1))) {
-        return InstError(inst, "Source and destination buffers in CopyDone "
-                               "arguments need to be the same shape, found ",
+        return InstError(inst,
+                         "Source and destination buffers in CopyDone "
+                         "arguments need to be the same shape, found ",
                          ShapeText(s.tuple_shapes(0)), " and ",
                          ShapeText(s.tuple_shapes(1)));
       }
@@ -2725,29 +2750,33 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       return HandleSendRecv(inst);
     case Opcode::kInfeed: {
       if (!operands[0]->IsToken()) {
-        return InstError(inst, "Expected operand 0 to be token-shaped, actual "
-                               "shape is ",
+        return InstError(inst,
+                         "Expected operand 0 to be token-shaped, actual "
+                         "shape is ",
                          ShapeText(*operands[0]));
       }
       const Shape& s = inst->shape();
       if (!s.IsTuple() || s.tuple_shapes_size() != 2 ||
           !s.tuple_shapes(1).IsToken()) {
-        return InstError(inst, "infeed must produce a (data, token[]) tuple, "
-                               "got ",
+        return InstError(inst,
+                         "infeed must produce a (data, token[]) tuple, "
+                         "got ",
                          ShapeText(s));
       }
       return absl::OkStatus();
     }
     case Opcode::kOutfeed: {
       if (!operands[1]->IsToken()) {
-        return InstError(inst, "Expected operand 1 to be token-shaped, actual "
-                               "shape is ",
+        return InstError(inst,
+                         "Expected operand 1 to be token-shaped, actual "
+                         "shape is ",
                          ShapeText(*operands[1]));
       }
       if (a.outfeed_shape.has_value() &&
           !ShapesSame(*a.outfeed_shape, *operands[0])) {
-        return InstError(inst, "Expected outfeed shape to be equal to "
-                               "operand's shape ",
+        return InstError(inst,
+                         "Expected outfeed shape to be equal to "
+                         "operand's shape ",
                          ShapeText(*operands[0]), ", actual shape is ",
                          ShapeText(*a.outfeed_shape));
       }
@@ -2757,8 +2786,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       return CheckShape(inst, Shape::Token());
     case Opcode::kAddDependency:
       if (!operands[1]->IsToken()) {
-        return InstError(inst, "Expected operand 1 to be token-shaped, actual "
-                               "shape is ",
+        return InstError(inst,
+                         "Expected operand 1 to be token-shaped, actual "
+                         "shape is ",
                          ShapeText(*operands[1]));
       }
       return CheckShape(inst, *operands[0]);
@@ -2769,8 +2799,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       return HandleRng(inst);
     case Opcode::kRngGetAndUpdateState:
       if (!inst->shape().Compatible(Shape(PrimitiveType::kU64, {2}))) {
-        return InstError(inst, "rng-get-and-update-state must produce u64[2], "
-                               "got ",
+        return InstError(inst,
+                         "rng-get-and-update-state must produce u64[2], "
+                         "got ",
                          ShapeText(inst->shape()));
       }
       return absl::OkStatus();
@@ -2778,13 +2809,15 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
       const Shape& s = inst->shape();
       if (!s.IsTuple()) return absl::OkStatus();
       if (s.tuple_shapes_size() != 2) {
-        return InstError(inst, "Expected tuple shape with 2 elements for "
-                               "RngBitGenerator, got ",
+        return InstError(inst,
+                         "Expected tuple shape with 2 elements for "
+                         "RngBitGenerator, got ",
                          ShapeText(s));
       }
       if (!operands[0]->Compatible(s.tuple_shapes(0))) {
-        return InstError(inst, "Expected state shape to match between input "
-                               "and output for RngBitGenerator, got ",
+        return InstError(inst,
+                         "Expected state shape to match between input "
+                         "and output for RngBitGenerator, got ",
                          ShapeText(*operands[0]), " vs ",
                          ShapeText(s.tuple_shapes(0)));
       }
@@ -2880,7 +2913,8 @@ absl::Status Verifier::VerifyAsyncPairs() {
       switch (inst->opcode()) {
         case Opcode::kAsyncStart:
         case Opcode::kAsyncUpdate:
-          status = check_users(inst, {Opcode::kAsyncUpdate, Opcode::kAsyncDone});
+          status =
+              check_users(inst, {Opcode::kAsyncUpdate, Opcode::kAsyncDone});
           break;
         case Opcode::kAllReduceStart:
           status = check_users(inst, {Opcode::kAllReduceDone});
@@ -2940,9 +2974,10 @@ absl::Status Verifier::VerifyAsyncPairs() {
       trivial = false;
     });
     if (!trivial) {
-      return CompError(c.get(), "Asynchronous computation expected to "
-                                "contain only the root and parameter "
-                                "instructions");
+      return CompError(c.get(),
+                       "Asynchronous computation expected to "
+                       "contain only the root and parameter "
+                       "instructions");
     }
   }
   return absl::OkStatus();
@@ -2969,8 +3004,8 @@ absl::Status Verifier::VerifyChannels() {
           op == Opcode::kSend ? inst->operand(0)->shape() : inst->shape();
       if (!s1.Compatible(s2)) {
         return InstError(inst, "host transfer on channel ", channel,
-                         " uses shape ", ShapeText(s2), " but '",
-                         first->name(), "' uses ", ShapeText(s1));
+                         " uses shape ", ShapeText(s2), " but '", first->name(),
+                         "' uses ", ShapeText(s1));
       }
       auto rendezvous = [](const Instruction* i) -> std::string {
         const FrontendAttribute* f =
@@ -3006,8 +3041,9 @@ absl::Status Verifier::VerifyChannels() {
       if (f == nullptr || !inst->attrs().channel_id.has_value()) continue;
       auto pairs = ParsePairs(f->value);
       if (!pairs.has_value()) {
-        return InstError(inst, "malformed _xla_send_recv_source_target_pairs "
-                               "'",
+        return InstError(inst,
+                         "malformed _xla_send_recv_source_target_pairs "
+                         "'",
                          f->value, "'");
       }
       absl::flat_hash_set<int64_t> sources, targets;
@@ -3071,8 +3107,8 @@ absl::Status Verifier::VerifyChannels() {
       const Instruction* example =
           group.sends.empty() ? group.recvs[0] : group.sends[0];
       return InstError(example, "scheduled send/recv on channel ", key.first,
-                       " are unmatched: ", group.sends.size(),
-                       " send(s) and ", group.recvs.size(),
+                       " are unmatched: ", group.sends.size(), " send(s) and ",
+                       group.recvs.size(),
                        " recv(s) with the same source-target pairs");
     }
   }
@@ -3146,7 +3182,8 @@ absl::Status Verifier::VerifyEntryLayoutAndAliases() {
         return ModError("input_output_alias parameter ", alias.parameter,
                         " is out of range");
       }
-      const Shape& param = entry->parameter_instruction(alias.parameter)->shape();
+      const Shape& param =
+          entry->parameter_instruction(alias.parameter)->shape();
       if (param.SubShape(alias.parameter_index) == nullptr) {
         return ModError("input_output_alias parameter index ",
                         IndexText(alias.parameter_index),
@@ -3161,19 +3198,19 @@ absl::Status Verifier::VerifyEntryLayoutAndAliases() {
           config.entry_computation_layout.has_value()) {
         const ComputationLayout& layout = *config.entry_computation_layout;
         const Shape* r = layout.result.SubShape(alias.output_index);
-        const Shape* p = alias.parameter < static_cast<int64_t>(
-                                               layout.parameters.size())
-                             ? layout.parameters[alias.parameter].SubShape(
-                                   alias.parameter_index)
-                             : nullptr;
+        const Shape* p =
+            alias.parameter < static_cast<int64_t>(layout.parameters.size())
+                ? layout.parameters[alias.parameter].SubShape(
+                      alias.parameter_index)
+                : nullptr;
         if (r != nullptr && p != nullptr && !(*r == *p)) {
           return ModError("Shape and memory space of the result at index ",
                           IndexText(alias.output_index), " (", r->ToString(),
                           ") must be the same as the shape and memory space "
                           "of aliased parameter ",
                           alias.parameter, " at index ",
-                          IndexText(alias.parameter_index), " (",
-                          p->ToString(), ")");
+                          IndexText(alias.parameter_index), " (", p->ToString(),
+                          ")");
         }
       }
     }
@@ -3184,8 +3221,9 @@ absl::Status Verifier::VerifyEntryLayoutAndAliases() {
         return ModError("buffer_donor parameter ", d.parameter,
                         " is out of range");
       }
-      if (entry->parameter_instruction(d.parameter)->shape().SubShape(
-              d.index) == nullptr) {
+      if (entry->parameter_instruction(d.parameter)
+              ->shape()
+              .SubShape(d.index) == nullptr) {
         return ModError("buffer_donor index ", IndexText(d.index),
                         " is invalid for parameter ", d.parameter);
       }
@@ -3225,16 +3263,15 @@ absl::Status Verifier::VerifyBuffers() {
         ShapeIndex index;
         absl::Status status = absl::OkStatus();
         if (inst->operand_count() > 0) {
-          ForEachLeaf(inst->shape(), &index,
-                      [&](const Shape& s, const ShapeIndex& i) {
-                        if (status.ok() && s.IsBuffer() &&
-                            !aliased_outputs.contains(i)) {
-                          status = InstError(
-                              inst, "buffer result at ", IndexText(i),
-                              " must alias an operand "
-                              "(output_to_operand_aliasing)");
-                        }
-                      });
+          ForEachLeaf(
+              inst->shape(), &index, [&](const Shape& s, const ShapeIndex& i) {
+                if (status.ok() && s.IsBuffer() &&
+                    !aliased_outputs.contains(i)) {
+                  status = InstError(inst, "buffer result at ", IndexText(i),
+                                     " must alias an operand "
+                                     "(output_to_operand_aliasing)");
+                }
+              });
         }
         if (!status.ok()) return status;
         for (int64_t k = 0; k < inst->operand_count(); ++k) {
@@ -3243,10 +3280,10 @@ absl::Status Verifier::VerifyBuffers() {
                       [&](const Shape& s, const ShapeIndex& i) {
                         if (status.ok() && s.IsBuffer() &&
                             !aliased_operands.contains({k, i})) {
-                          status = InstError(
-                              inst, "buffer operand ", k, " at ", IndexText(i),
-                              " must be aliased to a result "
-                              "(output_to_operand_aliasing)");
+                          status = InstError(inst, "buffer operand ", k, " at ",
+                                             IndexText(i),
+                                             " must be aliased to a result "
+                                             "(output_to_operand_aliasing)");
                         }
                       });
           if (!status.ok()) return status;
@@ -3290,8 +3327,8 @@ absl::Status Verifier::Run() {
   for (size_t pos = config.debug_attributes.find("log_mode=");
        pos != std::string::npos;
        pos = config.debug_attributes.find("log_mode=", pos + 1)) {
-    std::string_view mode = std::string_view(config.debug_attributes)
-                                .substr(pos + 9);
+    std::string_view mode =
+        std::string_view(config.debug_attributes).substr(pos + 9);
     mode = mode.substr(0, mode.find_first_of(",} "));
     if (mode != "default" && mode != "fusion_debugger") {
       return ModError("unknown debug_attributes log_mode '", mode, "'");

@@ -1944,8 +1944,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
                          " must have a tuple shape (data, token)"));
     return nullptr;
   }
-  auto inst = std::make_unique<Instruction>(p->opcode, *p->shape);
-  inst->set_name(p->name);
+  auto inst = std::make_unique<Instruction>(p->opcode, std::move(*p->shape));
+  inst->set_name(std::move(p->name));
   int line, col;
   Locate(p->loc, &line, &col);
   inst->set_source_location(line, col);
@@ -1955,13 +1955,13 @@ Instruction* Parser::Build(PendingInstruction* p) {
   std::unique_ptr<Instruction> wrapped_inst;
   Instruction* target = inst.get();
   if (shorthand_start) {
-    const Shape& ss = *p->shape;
+    const Shape& ss = inst->shape();
     if (!ss.IsTuple() || ss.tuple_shapes_size() < 2) {
       Error(p->loc, "an async start's shape must be a tuple ((operands), result, ...)");
       return nullptr;
     }
     wrapped_inst = std::make_unique<Instruction>(*p->wrapped, ss.tuple_shapes(1));
-    wrapped_inst->set_name(StrCat(p->name, ".wrapped"));
+    wrapped_inst->set_name(StrCat(inst->name(), ".wrapped"));
     wrapped_inst->set_source_location(line, col);
     target = wrapped_inst.get();
   }
