@@ -1,5 +1,7 @@
 // libFuzzer target: parse arbitrary bytes; whatever parses must verify
-// without crashing, print, and parse back to the same structure.
+// without crashing, print, and parse back to the same structure (the same
+// DagHash). HLOGYM_FUZZ_LAX=1 in the environment only requires the printed
+// text to parse.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -38,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string message(reparsed.status().message());
     Fail("the printed module does not parse", printed, message);
   }
-  if (hlogym::DagHash(**module) != hlogym::DagHash(**reparsed)) {
+  static const bool lax = std::getenv("HLOGYM_FUZZ_LAX") != nullptr;
+  if (!lax && hlogym::DagHash(**module) != hlogym::DagHash(**reparsed)) {
     Fail("the printed module parses to a different structure", printed, "");
   }
   return 0;

@@ -2,7 +2,8 @@
 # Builds the parser fuzzer with clang + libFuzzer (in build-fuzz) and runs it
 # for SECONDS (default 600), seeded with the shared corpus and examples/.
 # Exits 0 when no crash was found; a crashing input is kept under
-# build-fuzz/artifacts/.
+# build-fuzz/artifacts/. The fuzzer also requires print + re-parse to keep
+# the DagHash; HLOGYM_FUZZ_LAX=1 only requires the printed text to parse.
 set -euo pipefail
 
 SECONDS_TO_RUN="${1:-600}"

@@ -252,12 +252,15 @@ uint64_t HashAttrs(const InstructionAttrs& a) {
     h.Add(a.has_padding);
   }
   // Windows and convolutions.
-  if (!a.window.has_value() && !a.conv_dnums.has_value() &&
-      a.feature_group_count == 1 && a.batch_group_count == 1 &&
-      a.convolution_kind.empty() && a.sparsity_config.empty()) {
+  // An empty window and all-default precisions are what no attribute means
+  // (printers omit them), so they hash as absent.
+  const bool has_window = a.window.has_value() && !a.window->dimensions.empty();
+  if (!has_window && !a.conv_dnums.has_value() && a.feature_group_count == 1 &&
+      a.batch_group_count == 1 && a.convolution_kind.empty() &&
+      a.sparsity_config.empty()) {
     h.Add(kDefaultGroup + 1);
   } else {
-    if (a.window.has_value()) {
+    if (has_window) {
       HashWindow(*a.window, h);
     } else {
       h.Add(kAbsent);
@@ -285,8 +288,11 @@ uint64_t HashAttrs(const InstructionAttrs& a) {
     h.AddStr(a.sparsity_config);
   }
   // Dots.
+  const bool default_precision =
+      std::all_of(a.operand_precision.begin(), a.operand_precision.end(),
+                  [](Precision p) { return p == Precision::kDefault; });
   if (!a.dot_dnums.has_value() && !a.ragged_dnums.has_value() &&
-      a.operand_precision.empty() && a.algorithm.empty()) {
+      default_precision && a.algorithm.empty()) {
     h.Add(kDefaultGroup + 2);
   } else {
     if (a.dot_dnums.has_value()) {
@@ -303,7 +309,11 @@ uint64_t HashAttrs(const InstructionAttrs& a) {
     } else {
       h.Add(kAbsent);
     }
-    h.AddInts(a.operand_precision);
+    if (default_precision) {
+      h.Add(0);
+    } else {
+      h.AddInts(a.operand_precision);
+    }
     h.AddStr(a.algorithm);
   }
   // Gather / scatter.

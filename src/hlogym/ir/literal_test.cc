@@ -52,9 +52,9 @@ std::string FloatText(PrimitiveType t, uint64_t bits) {
 // or the error text in *error.
 bool ParseScalarConstant(PrimitiveType t, const std::string& text,
                          uint64_t* bits, std::string* error) {
-  const std::string module = StrCat("HloModule m\nENTRY e {\n ROOT c = ",
-                                    PrimitiveTypeName(t), "[] constant(", text,
-                                    ")\n}");
+  const std::string module =
+      StrCat("HloModule m\nENTRY e {\n ROOT c = ", PrimitiveTypeName(t),
+             "[] constant(", text, ")\n}");
   absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(module);
   if (!m.ok()) {
     *error = std::string(m.status().message());
@@ -128,10 +128,10 @@ TEST(LiteralTest, UnsignedIntegers) {
     PrimitiveType t;
     uint64_t hi;
   };
-  for (Row r : {Row{T::kU1, 1}, Row{T::kU2, 3}, Row{T::kU4, 15},
-                Row{T::kU8, 255}, Row{T::kU16, 65535},
-                Row{T::kU32, 4294967295u},
-                Row{T::kU64, 18446744073709551615u}}) {
+  for (Row r :
+       {Row{T::kU1, 1}, Row{T::kU2, 3}, Row{T::kU4, 15}, Row{T::kU8, 255},
+        Row{T::kU16, 65535}, Row{T::kU32, 4294967295u},
+        Row{T::kU64, 18446744073709551615u}}) {
     SCOPED_TRACE(PrimitiveTypeName(r.t));
     Literal l(S(r.t, {2}));
     l.SetBits(1, r.hi);
@@ -214,7 +214,7 @@ TEST(LiteralTest, Complex) {
   c.SetComplex(1, {0, 0.25});
   EXPECT_EQ(c.GetComplex(0), std::complex<double>(1.5, -2));
   EXPECT_EQ(c.GetComplex(1), std::complex<double>(0, 0.25));
-  EXPECT_EQ(c.GetAsDouble(0), 1.5);  // the real part
+  EXPECT_EQ(c.GetAsDouble(0), 1.5);            // the real part
   EXPECT_EQ(Hex(c.GetBits(0)), "0x3fc00000");  // real part bits only
   EXPECT_EQ(c.ToString(), "{(1.5, -2), (0, 0.25)}");
 
@@ -446,24 +446,19 @@ TEST(AppendFloatRoundTripTest, ExplicitTexts) {
     const char* text;
     uint64_t bits;
   };
-  for (Row r : {Row{T::kF32, "nan", 0x7FC00000}, Row{T::kF32, "-nan", 0xFFC00000},
-                Row{T::kF32, "nan(0x3)", 0x7F800003},
-                Row{T::kF32, "-nan(0x3)", 0xFF800003},
-                Row{T::kF32, "inf", 0x7F800000},
-                Row{T::kF32, "-inf", 0xFF800000},
-                Row{T::kF32, "-0.0", 0x80000000},
-                Row{T::kF32, "1e-45", 0x00000001},
-                Row{T::kF32, "3.40282347e+38", 0x7F7FFFFF},
-                Row{T::kF16, "nan(0x1)", 0x7C01},
-                Row{T::kF16, "-nan", 0xFE00},
-                Row{T::kF16, "65504", 0x7BFF},
-                Row{T::kF16, "65519", 0x7BFF},
-                Row{T::kBF16, "-inf", 0xFF80},
-                Row{T::kF8E4M3FN, "-nan", 0xFF},
-                Row{T::kF8E4M3FNUZ, "-nan", 0x80},
-                Row{T::kF8E5M2, "nan(0x1)", 0x7D},
-                Row{T::kF64, "nan(0xFFFFFFFFFFFFF)", 0x7FFFFFFFFFFFFFFF},
-                Row{T::kF64, "2.5E+3", 0x40A3880000000000}}) {
+  for (Row r :
+       {Row{T::kF32, "nan", 0x7FC00000}, Row{T::kF32, "-nan", 0xFFC00000},
+        Row{T::kF32, "nan(0x3)", 0x7F800003},
+        Row{T::kF32, "-nan(0x3)", 0xFF800003}, Row{T::kF32, "inf", 0x7F800000},
+        Row{T::kF32, "-inf", 0xFF800000}, Row{T::kF32, "-0.0", 0x80000000},
+        Row{T::kF32, "1e-45", 0x00000001},
+        Row{T::kF32, "3.40282347e+38", 0x7F7FFFFF},
+        Row{T::kF16, "nan(0x1)", 0x7C01}, Row{T::kF16, "-nan", 0xFE00},
+        Row{T::kF16, "65504", 0x7BFF}, Row{T::kF16, "65519", 0x7BFF},
+        Row{T::kBF16, "-inf", 0xFF80}, Row{T::kF8E4M3FN, "-nan", 0xFF},
+        Row{T::kF8E4M3FNUZ, "-nan", 0x80}, Row{T::kF8E5M2, "nan(0x1)", 0x7D},
+        Row{T::kF64, "nan(0xFFFFFFFFFFFFF)", 0x7FFFFFFFFFFFFFFF},
+        Row{T::kF64, "2.5E+3", 0x40A3880000000000}}) {
     SCOPED_TRACE(StrCat(PrimitiveTypeName(r.t), " ", r.text));
     uint64_t bits = 0;
     std::string error;
@@ -479,11 +474,11 @@ TEST(AppendFloatRoundTripTest, RejectedTexts) {
   };
   // NaN payloads must fit the mantissa and be non-zero; fn/fnuz formats
   // take no payload; formats without NaN reject it; overflow is an error.
-  for (Row r : {Row{T::kF16, "nan(0x400)"}, Row{T::kF16, "nan(0x0)"},
-                Row{T::kF8E4M3FN, "nan(0x1)"}, Row{T::kF4E2M1FN, "nan"},
-                Row{T::kF16, "70000"}, Row{T::kF16, "65520"},
-                Row{T::kF8E4M3FN, "480"}, Row{T::kBF16, "1e39"},
-                Row{T::kF32, "1e39"}, Row{T::kF32, "true"}}) {
+  for (Row r :
+       {Row{T::kF16, "nan(0x400)"}, Row{T::kF16, "nan(0x0)"},
+        Row{T::kF8E4M3FN, "nan(0x1)"}, Row{T::kF4E2M1FN, "nan"},
+        Row{T::kF16, "70000"}, Row{T::kF16, "65520"}, Row{T::kF8E4M3FN, "480"},
+        Row{T::kBF16, "1e39"}, Row{T::kF32, "1e39"}, Row{T::kF32, "true"}}) {
     SCOPED_TRACE(StrCat(PrimitiveTypeName(r.t), " ", r.text));
     uint64_t bits = 0;
     std::string error;

@@ -211,8 +211,12 @@ bool EncodeSmallFloat(const FloatFormat& f, double v, uint32_t* bits) {
     return f.has_nan;
   }
   if (neg && !f.has_sign) {
-    *bits = NanBits(f);
-    return v == 0.0;  // -0 maps to the smallest value; negatives don't fit
+    if (v == 0.0) {  // -0 maps to the smallest value, like +0
+      *bits = 0;
+      return true;
+    }
+    *bits = NanBits(f);  // negatives do not fit an unsigned format
+    return false;
   }
   double a = std::fabs(v);
   if (std::isinf(v)) {
@@ -236,10 +240,12 @@ bool EncodeSmallFloat(const FloatFormat& f, double v, uint32_t* bits) {
   int e = ex - 1;  // a = m * 2^e with m in [1, 2)
   uint32_t mag;
   if (mb == 0) {
-    double q = std::nearbyint(a / std::ldexp(1.0, e));  // 1 or 2
-    if (q >= 2.0) ++e;
-    int field = e + f.bias;
+    // Between 2^e and 2^(e+1); a tie (1.5 * 2^e) goes to the even field.
+    const double q = a / std::ldexp(1.0, e);
+    int64_t field = e + f.bias;
+    if (q > 1.5 || (q == 1.5 && (field & 1) != 0)) ++field;
     if (field < 0) field = 0;
+    if (field > 0xFF) field = 0xFF;
     mag = static_cast<uint32_t>(field);
   } else if (e < 1 - f.bias) {
     double q = std::nearbyint(a / std::ldexp(1.0, 1 - f.bias - mb));
@@ -253,10 +259,11 @@ bool EncodeSmallFloat(const FloatFormat& f, double v, uint32_t* bits) {
     }
     int64_t field = e + f.bias;
     if (field > static_cast<int64_t>((1u << f.exponent_bits) - 1)) {
-      field = (1u << f.exponent_bits) - 1;
-      n = (uint64_t{1} << (mb + 1)) - 1;
+      // Beyond every encodable exponent: certainly above the largest finite.
+      mag = MaxFiniteMagnitude(f) + 1;
+    } else {
+      mag = static_cast<uint32_t>((field << mb) | (n - (uint64_t{1} << mb)));
     }
-    mag = static_cast<uint32_t>((field << mb) | (n - (uint64_t{1} << mb)));
   }
   if (mag > MaxFiniteMagnitude(f)) {
     if (f.has_inf) {

@@ -174,9 +174,9 @@ TEST(ShapeToStringTest, Tuples) {
   EXPECT_EQ(Shape::Tuple({}).ToString(), "()");
   EXPECT_EQ(Shape::Tuple({Shape::Scalar(T::kF32), S(T::kS32, {4})}).ToString(),
             "(f32[], s32[4]{0})");
-  EXPECT_EQ(Shape::Tuple({Shape::Scalar(T::kF32), S(T::kS32, {4})})
-                .ToString(false),
-            "(f32[], s32[4])");
+  EXPECT_EQ(
+      Shape::Tuple({Shape::Scalar(T::kF32), S(T::kS32, {4})}).ToString(false),
+      "(f32[], s32[4])");
   Shape nested = Shape::Tuple(
       {Shape::Tuple({F32({2, 2})}), Shape::Tuple({}), Shape::Token()});
   EXPECT_EQ(nested.ToString(), "((f32[2,2]{1,0}), (), token[])");
@@ -433,9 +433,8 @@ TEST(ShapeTest, LeafCount) {
   EXPECT_EQ(Shape::Token().LeafCount(), 1);
   EXPECT_EQ(Shape::Tuple({}).LeafCount(), 0);
   Shape inner = Shape::Tuple({F32({}), S(T::kS32, {2})});
-  EXPECT_EQ(Shape::Tuple({inner, S(T::kPred, {}), Shape::Tuple({})})
-                .LeafCount(),
-            3);
+  EXPECT_EQ(
+      Shape::Tuple({inner, S(T::kPred, {}), Shape::Tuple({})}).LeafCount(), 3);
 }
 
 TEST(ShapeTest, MutableDimensions) {

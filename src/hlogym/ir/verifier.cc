@@ -385,6 +385,8 @@ class Verifier {
                                      : ThreadName(c->execution_thread());
   }
   void ComputeAsyncThreads();
+  // Computations whose nested thread names were already checked.
+  absl::flat_hash_set<std::pair<const Computation*, bool>> nested_threads_ok_;
 };
 
 // ---------------------------------------------------------------------------
@@ -779,6 +781,40 @@ absl::Status Verifier::VerifyOperandCount(const Instruction* inst) {
     return InstError(inst, "expected ", expected, " operands for ",
                      OpcodeName(op), ", got ", n);
   }
+  // Variadic opcodes that still need some operands.
+  int64_t minimum = 0;
+  switch (op) {
+    case Opcode::kDynamicSlice:
+    case Opcode::kConditional:
+    case Opcode::kConcatenate:
+    case Opcode::kSort:
+    case Opcode::kMap:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+      minimum = 1;
+      break;
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+      minimum = 2;
+      break;
+    case Opcode::kScatter:
+      minimum = 3;
+      break;
+    default:
+      break;
+  }
+  if (n < minimum) {
+    return InstError(inst, OpcodeName(op), " needs at least ", minimum,
+                     " operand(s), got ", n);
+  }
   return absl::OkStatus();
 }
 
@@ -1095,7 +1131,11 @@ absl::Status Verifier::HandleDot(const Instruction* inst) {
 absl::Status Verifier::CheckNestedThreads(const Instruction* inst,
                                           const Computation* comp,
                                           bool skip_async, int depth) {
-  if (depth > 64) return absl::OkStatus();
+  // Each (computation, skip_async) pair needs checking once: the result
+  // does not depend on the caller.
+  if (depth > 64 || !nested_threads_ok_.insert({comp, skip_async}).second) {
+    return absl::OkStatus();
+  }
   absl::Status status = absl::OkStatus();
   comp->ForEachInstruction([&](const Instruction* i) {
     if (!status.ok()) return;

@@ -385,7 +385,8 @@ class Parser {
                      const char* loc);
   bool ParseSlice(std::vector<SliceDimension>* s);
   bool ParseReplicaGroups(ReplicaGroups* g);
-  bool ParseRawBlock(std::string* out);  // {...} at the current token
+  // {...} at the current token; whitespace collapsed unless !normalize.
+  bool ParseRawBlock(std::string* out, bool normalize = true);
   bool ParseRawValue(std::string* out);
   bool ParseOutputOperandAliasing(std::vector<OutputOperandAlias>* a);
   bool ParsePrecisionList(std::vector<Precision>* p);
@@ -406,7 +407,12 @@ class Parser {
     Computation* comp;
     absl::flat_hash_map<std::string, Instruction*> names;
     Instruction* last = nullptr;
+    // get-tuple-elements made for `t#i` references, by (tuple, index).
+    absl::flat_hash_map<std::pair<const Instruction*, int64_t>, Instruction*>
+        tuple_refs;
+    absl::flat_hash_set<const Instruction*> synthesized;
   };
+  bool allow_unnamed_ = false;
   std::vector<Scope> scopes_;
   int64_t anon_counter_ = 0;
   const char* loc_pos_ = nullptr;
@@ -428,7 +434,9 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::Run() {
 
 bool Parser::ParseModuleText() {
   if (tok_.kind == Tok::kError) return Error("invalid token");
+  bool had_header = false;
   if (AtKeyword("HloModule")) {
+    had_header = true;
     Advance();
     if (tok_.kind == Tok::kIdent || tok_.kind == Tok::kPercentName ||
         tok_.kind == Tok::kName) {
@@ -450,10 +458,14 @@ bool Parser::ParseModuleText() {
     if (!headerless) return ParseSingleInstruction();
   }
   if (tok_.kind == Tok::kEof) return Error("expected at least one computation");
+  const bool headerless = !had_header;
   Computation* last = nullptr;
   bool have_entry = false;
   while (tok_.kind != Tok::kEof) {
     if (tok_.kind == Tok::kError) return Error("invalid token");
+    if (have_entry && AtKeyword("ENTRY")) {
+      return Error("module has more than one ENTRY computation");
+    }
     bool is_entry = false;
     size_t before = module_->computations().size();
     if (!ParseComputation(&is_entry)) return false;
@@ -467,8 +479,9 @@ bool Parser::ParseModuleText() {
     last = c;
   }
   if (!have_entry) module_->set_entry_computation(last);
-  if (module_->name() == "module" && !module_->config().is_scheduled &&
-      module_->entry_computation() != nullptr && false) {
+  if (headerless && module_->entry_computation() != nullptr) {
+    // XLA names a headerless module after its entry computation.
+    module_->set_name(StrCat("module_", module_->entry_computation()->name()));
   }
   return true;
 }
@@ -727,9 +740,13 @@ bool Parser::ParseSingleInstruction() {
   // Give the instruction a name if it has none.
   bool named = (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) &&
                PeekKind() == Tok::kEqual;
-  if (!named && !AtKeyword("ROOT")) {
+  bool unnamed = tok_.kind == Tok::kPrimitiveType || tok_.kind == Tok::kLparen ||
+                 (tok_.kind == Tok::kIdent && PeekKind() == Tok::kLparen &&
+                  ParseOpcode(tok_.text).has_value());
+  if (!named && !unnamed && !AtKeyword("ROOT")) {
     return Error("expected 'HloModule', a computation, or an instruction");
   }
+  allow_unnamed_ = unnamed;
   if (!ParseInstruction(comp.get(), &has_root)) return false;
   if (tok_.kind != Tok::kEof) return Error("unexpected text after the instruction");
   scopes_.pop_back();
@@ -761,6 +778,15 @@ bool Parser::CheckName(std::string_view name, const char* loc) {
 
 bool Parser::DefineName(Instruction* inst, const char* loc) {
   Scope& s = scopes_.back();
+  auto it = s.names.find(inst->name());
+  if (it != s.names.end() && s.synthesized.contains(it->second)) {
+    // A written name wins over one the parser made up for `t#i`.
+    Instruction* gte = it->second;
+    s.names.erase(it);
+    std::string fresh = FreshName(gte->name());
+    gte->set_name(fresh);
+    s.names.emplace(std::move(fresh), gte);
+  }
   if (!s.names.emplace(inst->name(), inst).second) {
     return Error(loc, StrCat("instruction '", inst->name(),
                              "' is already defined in this computation"));
@@ -792,15 +818,15 @@ Instruction* Parser::TupleElementRef(Instruction* base,
                                      const std::vector<int64_t>& idx,
                                      const char* loc) {
   Instruction* cur = base;
-  std::string name = base->name();
   for (int64_t i : idx) {
-    name = StrCat(name, "_", i);
     Scope& s = scopes_.back();
-    auto it = s.names.find(name);
-    if (it != s.names.end()) {
+    auto it = s.tuple_refs.find({cur, i});
+    if (it != s.tuple_refs.end()) {
       cur = it->second;
       continue;
     }
+    std::string name = StrCat(cur->name(), "_", i);
+    if (s.names.contains(name)) name = FreshName(name);
     if (!cur->shape().IsTuple() || i < 0 || i >= cur->shape().tuple_shapes_size()) {
       Error(loc, StrCat("tuple index ", i, " is invalid for '", cur->name(),
                         "' of shape ", cur->shape().ToString()));
@@ -816,6 +842,8 @@ Instruction* Parser::TupleElementRef(Instruction* base,
     gte->set_source_location(line, col);
     Instruction* raw = s.comp->AddInstruction(std::move(gte));
     s.names.emplace(name, raw);
+    s.tuple_refs[{cur, i}] = raw;
+    s.synthesized.insert(raw);
     s.last = raw;
     cur = raw;
   }
@@ -837,7 +865,10 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
     Advance();
   }
   const char* name_loc = tok_.begin;
-  if (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) {
+  if (allow_unnamed_) {
+    allow_unnamed_ = false;  // only the lone instruction of the text
+    p.name = "instruction";
+  } else if (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) {
     p.name = std::string(tok_.text);
     Advance();
     if (!Expect(Tok::kEqual, "'=' after the instruction name")) return false;
@@ -1230,7 +1261,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       cfg = tok_.str;
       Advance();
     } else if (tok_.kind == Tok::kLbrace) {
-      if (!ParseRawBlock(&cfg)) return false;
+      // Kept byte for byte, as XLA does.
+      if (!ParseRawBlock(&cfg, /*normalize=*/false)) return false;
     } else {
       return Error("expected a string or a {...} block for backend_config");
     }
@@ -2458,13 +2490,13 @@ bool Parser::ParsePrecisionList(std::vector<Precision>* p) {
   return Expect(Tok::kRbrace, "'}'");
 }
 
-bool Parser::ParseRawBlock(std::string* out) {
+bool Parser::ParseRawBlock(std::string* out, bool normalize) {
   if (tok_.kind != Tok::kLbrace) return Error("expected '{'");
   lexer_.set_position(tok_.begin);
   std::string err;
   std::string_view block = lexer_.LexRawBraceBlock(&err);
   if (block.empty()) return Error(tok_.begin, err);
-  *out = NormalizeRaw(block);
+  *out = normalize ? NormalizeRaw(block) : std::string(block);
   Advance();
   return true;
 }
@@ -2582,6 +2614,7 @@ bool Parser::ParseLiteralArray(Literal* lit, int64_t dim, int64_t* index) {
       if (!ParseLiteralElement(lit, (*index)++)) return false;
     }
   }
+  if (tok_.kind == Tok::kComma) Advance();
   if (tok_.kind != Tok::kRbrace) {
     return Error(StrCat("array literal dimension ", dim, " has more than ", n,
                         " element(s) (shape ", shape.ToString(), ")"));
@@ -2653,6 +2686,7 @@ bool Parser::ParseLiteralElement(Literal* lit, int64_t index) {
       if (tok_.int_overflow) return Error("integer out of range");
       v = tok_.int_negative ? static_cast<double>(static_cast<int64_t>(tok_.int_bits))
                             : static_cast<double>(tok_.int_bits);
+      if (tok_.int_negative && tok_.int_bits == 0) v = -0.0;  // "-0"
     } else if (AtKeyword("inf")) {
       v = INFINITY;
     } else if (tok_.kind == Tok::kNegInf) {
