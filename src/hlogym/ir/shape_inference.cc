@@ -190,9 +190,8 @@ absl::StatusOr<PrimitiveType> MaybeUpcast(
   return *preferred;
 }
 
-// Checks the dot dimension numbers against the operand ranks. `rhs_extra`
-// lists rhs dimensions that are neither batch nor contracting but must not
-// appear in the result (the ragged-dot group dimension).
+// Checks the dot dimension numbers: in range, unique, and contracting and
+// batch dimensions of matching sizes.
 absl::Status ValidateDotDims(const Shape& lhs, const Shape& rhs,
                              const DotDimensionNumbers& d) {
   if (!InRange(d.lhs_contracting_dimensions, lhs.rank()) ||

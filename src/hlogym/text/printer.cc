@@ -609,6 +609,8 @@ void ModulePrinter::PrintInstruction(const Instruction& inst) {
   } else if (wrapped == nullptr) {
     OpcodeSpecific(inst);
     CalledComputations(inst);
+  } else {
+    OpcodeSpecific(inst);  // update/done: their own aliasing, if any
   }
   const InstructionAttrs& a = inst.attrs();
   if (!a.async_execution_thread.empty()) {
@@ -1115,8 +1117,15 @@ void ModulePrinter::CalledComputations(const Instruction& inst) {
     case Opcode::kAsyncUpdate:
     case Opcode::kAsyncDone:
       if (inst.opcode() != Opcode::kAsyncStart) {
-        // update/done reach the computation through their operand.
-        break;
+        // update/done reach the computation through their operand, unless
+        // that operand is not an async op (a loop-carried tuple element).
+        const Instruction* prev = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
+        const bool implied = prev != nullptr &&
+                             (prev->opcode() == Opcode::kAsyncStart ||
+                              prev->opcode() == Opcode::kAsyncUpdate) &&
+                             !prev->called_computations().empty() &&
+                             prev->called_computations()[0] == called[0];
+        if (implied) break;
       }
       Attr("calls");
       CompRef(called[0]);
