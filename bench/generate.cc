@@ -48,7 +48,7 @@ class Generator {
     auto entry = std::make_unique<Computation>("main");
     entry_ = entry.get();
     const std::array<ShapeId, 6> param_shapes = {kMat, kMatT, kSquare,
-                                                 kRow, kCol, kMat};
+                                                 kRow, kCol,  kMat};
     for (size_t i = 0; i < param_shapes.size(); ++i) {
       auto p = std::make_unique<Instruction>(Opcode::kParameter,
                                              MakeShape(param_shapes[i]));
@@ -85,12 +85,13 @@ class Generator {
   // Mostly recent values (as in traced programs), sometimes older ones.
   Instruction* Pick(ShapeId id) {
     const auto& v = values_[id];
-    const uint64_t window = Rand(8) == 0 ? v.size() : std::min<uint64_t>(v.size(), 16);
+    const uint64_t window =
+        Rand(8) == 0 ? v.size() : std::min<uint64_t>(v.size(), 16);
     return v[v.size() - 1 - Rand(window)];
   }
 
-  static std::unique_ptr<Instruction> Make(Opcode op, Shape shape,
-                                           const std::vector<Instruction*>& ops) {
+  static std::unique_ptr<Instruction> Make(
+      Opcode op, Shape shape, const std::vector<Instruction*>& ops) {
     auto inst = std::make_unique<Instruction>(op, std::move(shape));
     for (Instruction* o : ops) inst->AppendOperand(o);
     return inst;
@@ -116,8 +117,8 @@ class Generator {
   }
 
   Instruction* Constant(double v) {
-    auto c = std::make_unique<Instruction>(Opcode::kConstant,
-                                           MakeShape(kScalar));
+    auto c =
+        std::make_unique<Instruction>(Opcode::kConstant, MakeShape(kScalar));
     Literal lit(MakeShape(kScalar));
     lit.SetFromDouble(0, v);
     c->set_literal(std::move(lit));
@@ -134,14 +135,14 @@ class Generator {
   }
 
   Computation* NewRegion(Opcode op) {
-    auto c = std::make_unique<Computation>(StrCat("region_", regions_++, ".",
-                                                  next_id_++));
-    auto a = std::make_unique<Instruction>(Opcode::kParameter,
-                                           MakeShape(kScalar));
+    auto c = std::make_unique<Computation>(
+        StrCat("region_", regions_++, ".", next_id_++));
+    auto a =
+        std::make_unique<Instruction>(Opcode::kParameter, MakeShape(kScalar));
     a->set_name(StrCat("Arg_0.", next_id_++));
     a->set_int_attr(0);
-    auto b = std::make_unique<Instruction>(Opcode::kParameter,
-                                           MakeShape(kScalar));
+    auto b =
+        std::make_unique<Instruction>(Opcode::kParameter, MakeShape(kScalar));
     b->set_name(StrCat("Arg_1.", next_id_++));
     b->set_int_attr(1);
     Instruction* pa = c->AddInstruction(std::move(a));
@@ -154,13 +155,12 @@ class Generator {
   }
 
   void Step() {
-    static constexpr Opcode kUnary[] = {Opcode::kExp,  Opcode::kTanh,
-                                        Opcode::kNegate, Opcode::kAbs,
-                                        Opcode::kLog,  Opcode::kRsqrt,
-                                        Opcode::kLogistic, Opcode::kSqrt};
-    static constexpr Opcode kBinary[] = {Opcode::kAdd, Opcode::kMultiply,
+    static constexpr Opcode kUnary[] = {
+        Opcode::kExp, Opcode::kTanh,  Opcode::kNegate,   Opcode::kAbs,
+        Opcode::kLog, Opcode::kRsqrt, Opcode::kLogistic, Opcode::kSqrt};
+    static constexpr Opcode kBinary[] = {Opcode::kAdd,      Opcode::kMultiply,
                                          Opcode::kSubtract, Opcode::kDivide,
-                                         Opcode::kMaximum, Opcode::kMinimum};
+                                         Opcode::kMaximum,  Opcode::kMinimum};
     const uint64_t r = Rand(100);
     const ShapeId id = static_cast<ShapeId>(Rand(kNumIds - 1));  // no scalar
     if (r < 25) {
@@ -172,7 +172,8 @@ class Generator {
     } else if (r < 62) {
       Constant(static_cast<double>(Rand(1000)) / 100.0 - 5.0);
       // A constant is usually broadcast right away.
-      auto b = Make(Opcode::kBroadcast, MakeShape(id), {values_[kScalar].back()});
+      auto b =
+          Make(Opcode::kBroadcast, MakeShape(id), {values_[kScalar].back()});
       b->set_dimensions(NoDims());
       Emit(std::move(b), "broadcast", id);
     } else if (r < 70) {
@@ -235,8 +236,8 @@ class Generator {
       // A tuple and one of its elements back out (as loops and calls do).
       Instruction* a = Pick(id);
       Instruction* b = Pick(kRow);
-      auto t = Make(Opcode::kTuple, Shape::Tuple({a->shape(), b->shape()}),
-                    {a, b});
+      auto t =
+          Make(Opcode::kTuple, Shape::Tuple({a->shape(), b->shape()}), {a, b});
       Instruction* tuple = AddToEntry(std::move(t), "tuple");
       const int64_t index = static_cast<int64_t>(Rand(2));
       auto gte = Make(Opcode::kGetTupleElement,

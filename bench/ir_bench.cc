@@ -98,8 +98,7 @@ void BM_Print(benchmark::State& state, const Input* in) {
 
 void BM_DagHash(benchmark::State& state, const Input* in) {
   for (auto _ : state) benchmark::DoNotOptimize(DagHash(*in->module));
-  state.SetItemsProcessed(state.iterations() *
-                          in->module->instruction_count());
+  state.SetItemsProcessed(state.iterations() * in->module->instruction_count());
 }
 
 void BM_Clone(benchmark::State& state, const Input* in) {
@@ -107,8 +106,7 @@ void BM_Clone(benchmark::State& state, const Input* in) {
     std::unique_ptr<Module> c = in->module->Clone();
     benchmark::DoNotOptimize(c.get());
   }
-  state.SetItemsProcessed(state.iterations() *
-                          in->module->instruction_count());
+  state.SetItemsProcessed(state.iterations() * in->module->instruction_count());
 }
 
 void Register(const Input* in) {
@@ -120,8 +118,7 @@ void Register(const Input* in) {
       ->Unit(ms);
   benchmark::RegisterBenchmark(("Print/" + in->name).c_str(), BM_Print, in)
       ->Unit(ms);
-  benchmark::RegisterBenchmark(("DagHash/" + in->name).c_str(), BM_DagHash,
-                               in)
+  benchmark::RegisterBenchmark(("DagHash/" + in->name).c_str(), BM_DagHash, in)
       ->Unit(ms);
   benchmark::RegisterBenchmark(("Clone/" + in->name).c_str(), BM_Clone, in)
       ->Unit(ms);

@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "corpus_util.h"
 #include "gtest/gtest.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
@@ -28,10 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path CorpusDir() {
-  return fs::path(HLOGYM_SOURCE_DIR) / ".." / "shared" / "corpus";
-}
-
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -39,35 +36,12 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// Files of the three MANIFEST.tsv files whose expect_error column (where
-// there is one) is not 1.
-std::vector<fs::path> CorpusFiles() {
+// Files of the three manifests whose expect_error (where present) is not 1.
+std::vector<fs::path> CorpusFiles(const std::string& shared) {
   std::vector<fs::path> files;
-  for (const char* sub : {"hloenv", "models", "xla"}) {
-    const fs::path dir = CorpusDir() / sub;
-    std::ifstream in(dir / "MANIFEST.tsv");
-    std::string line;
-    int file_col = -1, error_col = -1;
-    bool header = true;
-    while (std::getline(in, line)) {
-      std::vector<std::string> cols;
-      std::stringstream ss(line);
-      std::string col;
-      while (std::getline(ss, col, '\t')) cols.push_back(col);
-      if (header) {
-        for (size_t i = 0; i < cols.size(); ++i) {
-          if (cols[i] == "file") file_col = static_cast<int>(i);
-          if (cols[i] == "expect_error") error_col = static_cast<int>(i);
-        }
-        header = false;
-        continue;
-      }
-      if (file_col < 0 || file_col >= static_cast<int>(cols.size())) continue;
-      if (error_col >= 0 && error_col < static_cast<int>(cols.size()) &&
-          cols[error_col] == "1") {
-        continue;
-      }
-      files.push_back(dir / cols[file_col]);
+  for (const char* folder : {"hloenv", "models", "xla"}) {
+    for (const CorpusEntry& e : LoadManifest(shared, folder)) {
+      if (!e.expect_error) files.push_back(e.path);
     }
   }
   return files;
@@ -149,7 +123,8 @@ std::unique_ptr<Module> ShuffledRenamedClone(const Module& m, uint64_t seed) {
                      i->called_computations().end());
     });
     waiting[c.get()] = static_cast<int64_t>(callees.size());
-    for (const Computation* callee : callees) callers[callee].push_back(c.get());
+    for (const Computation* callee : callees)
+      callers[callee].push_back(c.get());
     if (callees.empty()) ready.push_back(c.get());
   }
   while (!ready.empty()) {
@@ -175,9 +150,11 @@ std::unique_ptr<Module> StructurallyOrderedClone(const Module& m) {
   auto out = std::make_unique<Module>(m.name());
   *out->mutable_config() = m.config();
   std::vector<std::pair<uint64_t, const Computation*>> comps;
-  for (const auto& c : m.computations()) comps.push_back({DagHash(*c), c.get()});
-  std::stable_sort(comps.begin(), comps.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& c : m.computations())
+    comps.push_back({DagHash(*c), c.get()});
+  std::stable_sort(
+      comps.begin(), comps.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   absl::flat_hash_map<const Computation*, std::unique_ptr<Computation>> fresh;
   absl::flat_hash_map<const Computation*, Computation*> comp_map;
   for (const auto& [h, c] : comps) {
@@ -199,7 +176,8 @@ std::unique_ptr<Module> StructurallyOrderedClone(const Module& m) {
     std::stable_sort(
         starts.begin(), starts.end(),
         [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (c->root_instruction()) starts.insert(starts.begin(), {0, c->root_instruction()});
+    if (c->root_instruction())
+      starts.insert(starts.begin(), {0, c->root_instruction()});
     absl::flat_hash_map<const Instruction*, Instruction*> map;
     absl::flat_hash_set<const Instruction*> open;
     for (const auto& [unused, start] : starts) {
@@ -274,7 +252,8 @@ std::unique_ptr<Module> StructurallyOrderedClone(const Module& m) {
       }
       const Computation* done = c;
       stack.pop_back();
-      out->AddComputation(std::move(fresh[done]), done == m.entry_computation());
+      out->AddComputation(std::move(fresh[done]),
+                          done == m.entry_computation());
     }
   }
   return out;
@@ -314,9 +293,8 @@ Change TryChange(Instruction* inst, int kind) {
       const int64_t d = s->dimensions(0);
       if (d < 0) return none;
       s->set_dimensions(0, d + 1);
-      return {"dimension size", [inst, d] {
-                inst->mutable_shape()->set_dimensions(0, d);
-              }};
+      return {"dimension size",
+              [inst, d] { inst->mutable_shape()->set_dimensions(0, d); }};
     }
     case 1: {  // a comparison direction
       if (inst->opcode() != Opcode::kCompare) return none;
@@ -336,8 +314,7 @@ Change TryChange(Instruction* inst, int kind) {
       Literal changed = old;
       changed.SetBits(0, changed.GetBits(0) ^ 1);
       inst->set_literal(std::move(changed));
-      return {"constant value",
-              [inst, old] { inst->set_literal(old); }};
+      return {"constant value", [inst, old] { inst->set_literal(old); }};
     }
     case 3: {  // the operands of a non-commutative binary op
       if (!IsNonCommutativeBinary(inst->opcode()) ||
@@ -368,9 +345,8 @@ Change TryChange(Instruction* inst, int kind) {
       } else {
         l->memory_space += 1;
       }
-      return {"layout", [inst, old] {
-                *inst->mutable_shape()->mutable_layout() = old;
-              }};
+      return {"layout",
+              [inst, old] { *inst->mutable_shape()->mutable_layout() = old; }};
     }
     case 5: {  // a dimensions= attribute
       if (inst->dimensions().empty()) return none;
@@ -389,14 +365,12 @@ Change TryChange(Instruction* inst, int kind) {
       }
       const int64_t old = inst->int_attr();
       inst->set_int_attr(old + 1);
-      return {"integer attribute",
-              [inst, old] { inst->set_int_attr(old); }};
+      return {"integer attribute", [inst, old] { inst->set_int_attr(old); }};
     }
     case 7: {  // the backend config
       const std::string old = inst->backend_config();
       inst->set_backend_config(old + " ");
-      return {"backend config",
-              [inst, old] { inst->set_backend_config(old); }};
+      return {"backend config", [inst, old] { inst->set_backend_config(old); }};
     }
     default:
       return none;
@@ -413,10 +387,11 @@ struct Parsed {
 class DagHashCorpusTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!fs::exists(CorpusDir())) return;
+    const std::string shared = SharedDir();
+    if (shared.empty()) return;
     available_ = true;
     absl::flat_hash_set<std::pair<uint64_t, size_t>> seen;
-    for (const fs::path& p : CorpusFiles()) {
+    for (const fs::path& p : CorpusFiles(shared)) {
       const std::string text = ReadFile(p);
       if (!seen.insert({XXH3_64bits(text.data(), text.size()), text.size()})
                .second) {
@@ -483,8 +458,7 @@ TEST_F(DagHashCorpusTest, SingleChangesChangeTheHash) {
     }
     if (all.empty()) continue;
     int done = 0;
-    for (int attempt = 0; attempt < 64 && done < kChangesPerModule;
-         ++attempt) {
+    for (int attempt = 0; attempt < 64 && done < kChangesPerModule; ++attempt) {
       Instruction* inst = all[rng() % all.size()];
       Change change =
           TryChange(inst, static_cast<int>(rng() % kNumChangeKinds));

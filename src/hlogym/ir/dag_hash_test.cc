@@ -56,8 +56,7 @@ Instruction* ScalarConstant(Computation* c, float v, std::string name) {
   return c->AddInstruction(std::move(k));
 }
 
-std::unique_ptr<Computation> BinaryRegion(const std::string& name,
-                                          Opcode op) {
+std::unique_ptr<Computation> BinaryRegion(const std::string& name, Opcode op) {
   auto c = std::make_unique<Computation>(name);
   Instruction* a = Param(c.get(), 0, F32({}), "lhs");
   Instruction* b = Param(c.get(), 1, F32({}), "rhs");
@@ -76,8 +75,8 @@ std::unique_ptr<Module> BuildModule() {
   {
     Instruction* a = Param(fused.get(), 0, F32({4, 8}), "param_0");
     Instruction* b = Param(fused.get(), 1, F32({4, 8}), "param_1");
-    Instruction* mul = Add(fused.get(), Opcode::kMultiply, F32({4, 8}),
-                           {a, b}, "multiply.0");
+    Instruction* mul =
+        Add(fused.get(), Opcode::kMultiply, F32({4, 8}), {a, b}, "multiply.0");
     fused->set_root_instruction(
         Add(fused.get(), Opcode::kExp, F32({4, 8}), {mul}, "exponential.0"));
     fused->set_is_fusion_computation(true);
@@ -118,9 +117,9 @@ std::unique_ptr<Module> BuildModule() {
   cc->set_backend_config("{\"k\":1}");
   Instruction* slice = Add(c, Opcode::kSlice, F32({2, 16}), {cc}, "slice");
   slice->mutable_attrs()->slice = {{0, 2, 1}, {0, 16, 1}};
-  Instruction* tuple = Add(c, Opcode::kTuple,
-                           Shape::Tuple({F32({2, 16}), F32({4})}),
-                           {slice, red}, "tuple");
+  Instruction* tuple =
+      Add(c, Opcode::kTuple, Shape::Tuple({F32({2, 16}), F32({4})}),
+          {slice, red}, "tuple");
   c->set_root_instruction(tuple);
   OpMetadata md;
   md.op_name = "jit(f)/dot";
@@ -314,7 +313,8 @@ TEST(DagHashTest, EverySingleChangeChangesHash) {
   std::vector<Mutation> mutations = {
       {"broadcast dims",
        [](Module* m) { Find(m, "broadcast")->set_dimensions({1}); }},
-      {"reduce dims", [](Module* m) { Find(m, "reduce")->set_dimensions({0}); }},
+      {"reduce dims",
+       [](Module* m) { Find(m, "reduce")->set_dimensions({0}); }},
       {"compare direction",
        [](Module* m) {
          Find(m, "compare")->set_comparison_direction(ComparisonDirection::kGe);
@@ -369,18 +369,23 @@ TEST(DagHashTest, EverySingleChangeChangesHash) {
        }},
       {"layout element size",
        [](Module* m) {
-         Find(m, "dot")->mutable_shape()->mutable_layout()->element_size_in_bits =
-             4;
+         Find(m, "dot")
+             ->mutable_shape()
+             ->mutable_layout()
+             ->element_size_in_bits = 4;
        }},
       {"no layout",
        [](Module* m) { Find(m, "dot")->mutable_shape()->clear_layout(); }},
       {"element type",
        [](Module* m) {
-         Find(m, "slice")->mutable_shape()->set_element_type(
-             PrimitiveType::kBF16);
+         Find(m, "slice")
+             ->mutable_shape()
+             ->set_element_type(PrimitiveType::kBF16);
        }},
       {"dimension size",
-       [](Module* m) { Find(m, "slice")->mutable_shape()->set_dimensions(0, 3); }},
+       [](Module* m) {
+         Find(m, "slice")->mutable_shape()->set_dimensions(0, 3);
+       }},
       {"dynamic dimension",
        [](Module* m) {
          Find(m, "slice")->mutable_shape()->set_dynamic_dimension(0, true);
@@ -432,9 +437,13 @@ TEST(DagHashTest, EverySingleChangeChangesHash) {
              Precision::kHighest, Precision::kHighest};
        }},
       {"slice",
-       [](Module* m) { Find(m, "slice")->mutable_attrs()->slice[0].start = 1; }},
+       [](Module* m) {
+         Find(m, "slice")->mutable_attrs()->slice[0].start = 1;
+       }},
       {"slice stride",
-       [](Module* m) { Find(m, "slice")->mutable_attrs()->slice[1].stride = 2; }},
+       [](Module* m) {
+         Find(m, "slice")->mutable_attrs()->slice[1].stride = 2;
+       }},
       {"window",
        [](Module* m) {
          Window w;
@@ -468,7 +477,8 @@ TEST(DagHashTest, EverySingleChangeChangesHash) {
        }},
       {"control dependency",
        [](Module* m) {
-         ASSERT_TRUE(Find(m, "zero")->AddControlDependencyTo(Find(m, "dot")).ok());
+         ASSERT_TRUE(
+             Find(m, "zero")->AddControlDependencyTo(Find(m, "dot")).ok());
        }},
       {"dead instruction",
        [](Module* m) {
@@ -558,8 +568,7 @@ std::unique_ptr<Module> AlternativesModule(std::vector<int> order,
   std::vector<Instruction*> ops;
   for (int i : order) ops.push_back(cands[i]);
   Instruction* alt = Add(e.get(), Opcode::kAlternatives, F32({4}), ops, "alt");
-  e->set_root_instruction(
-      Add(e.get(), Opcode::kTanh, F32({4}), {alt}, "root"));
+  e->set_root_instruction(Add(e.get(), Opcode::kTanh, F32({4}), {alt}, "root"));
   m->AddComputation(std::move(e), true);
   return m;
 }
@@ -637,8 +646,9 @@ TEST(DagHashTest, HopsHashOnlySeesHopsLevels) {
   EXPECT_NE(InstructionHash(ra, 0), InstructionHash(ra, 1));
   // The local hash ignores operands entirely.
   EXPECT_EQ(LocalInstructionHash(ra), LocalInstructionHash(rb));
-  EXPECT_NE(LocalInstructionHash(ra),
-            LocalInstructionHash(*Entry(a.get())->root_instruction()->operand(0)));
+  EXPECT_NE(
+      LocalInstructionHash(ra),
+      LocalInstructionHash(*Entry(a.get())->root_instruction()->operand(0)));
 }
 
 TEST(DagHashTest, HopsHashOnDiamond) {
@@ -650,8 +660,7 @@ TEST(DagHashTest, HopsHashOnDiamond) {
     Instruction* x = Add(e.get(), leaf_user, F32({4}), {p}, "x");
     Instruction* a = Add(e.get(), Opcode::kNegate, F32({4}), {x}, "a");
     Instruction* b = Add(e.get(), Opcode::kAbs, F32({4}), {a}, "b");
-    e->set_root_instruction(
-        Add(e.get(), Opcode::kAdd, F32({4}), {a, b}, "r"));
+    e->set_root_instruction(Add(e.get(), Opcode::kAdd, F32({4}), {a, b}, "r"));
     m->AddComputation(std::move(e), true);
     return m;
   };
@@ -682,8 +691,10 @@ TEST(DagHashTest, ComputationHashIncludesCallees) {
   auto a = BuildModule();
   auto b = BuildModule();
   EXPECT_EQ(DagHash(*Entry(a.get())), DagHash(*Entry(b.get())));
-  Find(b.get(), "exponential.0")->mutable_shape()->mutable_layout()->memory_space =
-      2;
+  Find(b.get(), "exponential.0")
+      ->mutable_shape()
+      ->mutable_layout()
+      ->memory_space = 2;
   EXPECT_NE(DagHash(*Entry(a.get())), DagHash(*Entry(b.get())));
   EXPECT_NE(LocalInstructionHash(*Find(a.get(), "f")),
             LocalInstructionHash(*Find(b.get(), "f")));
@@ -703,7 +714,8 @@ TEST(DagHashTest, DeepGraphsDoNotOverflowTheStack) {
   const uint64_t h = DagHash(*m);
   EXPECT_EQ(DagHash(*m->Clone()), h);
   EXPECT_NE(InstructionHash(*cur, -1), InstructionHash(*cur, 3));
-  EXPECT_EQ(InstructionHash(*cur, 3), InstructionHash(*cur->operand(0)->operand(0), 3));
+  EXPECT_EQ(InstructionHash(*cur, 3),
+            InstructionHash(*cur->operand(0)->operand(0), 3));
 }
 
 constexpr char kText[] = R"(
@@ -803,7 +815,8 @@ ENTRY e {
 )";
   auto m1 = ParseModule(kAlt);
   if (!m1.ok()) GTEST_SKIP() << "parser does not accept alternatives yet";
-  auto m2 = MustParse(Replace(kAlt, "alternatives(a, b)", "alternatives(b, a)"));
+  auto m2 =
+      MustParse(Replace(kAlt, "alternatives(a, b)", "alternatives(b, a)"));
   EXPECT_EQ(DagHash(**m1), DagHash(*m2));
 }
 

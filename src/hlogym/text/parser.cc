@@ -1849,6 +1849,12 @@ bool Parser::CheckRequired(PendingInstruction* p) {
         return need(p->true_computation != nullptr, "true_computation") &&
                need(p->false_computation != nullptr, "false_computation");
       }
+      if (!p->operands.empty() &&
+          p->operands[0]->shape().element_type() == PrimitiveType::kPred) {
+        return Error(p->loc,
+                     "a conditional with a pred index takes true_computation "
+                     "and false_computation, not branch_computations");
+      }
       return need(p->has_branch_computations, "branch_computations");
     }
     case Opcode::kSelectAndScatter:

@@ -1113,6 +1113,7 @@ void ModulePrinter::CalledComputations(const Instruction& inst) {
       }
       break;
     case Opcode::kFusion:
+      break;  // kind=... then calls=, below
     case Opcode::kAsyncStart:
     case Opcode::kAsyncUpdate:
     case Opcode::kAsyncDone:
