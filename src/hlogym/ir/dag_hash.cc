@@ -817,42 +817,46 @@ uint64_t DagHasher::HopsHash(const Instruction& inst, int hops) {
       if (p->parent() == parent) f(p);
     }
   };
-  // levels[b] holds the nodes whose hash is needed with b hops left.
-  std::vector<absl::flat_hash_map<const Instruction*, uint64_t>> levels(hops +
-                                                                        1);
-  levels[hops][&inst] = 0;
-  int lowest = hops;
-  while (lowest > 0) {
-    auto& below = levels[lowest - 1];
-    for (const auto& [n, unused] : levels[lowest]) {
-      for_each_dep(n, [&](const Instruction* d) { below.emplace(d, 0); });
+  // levels[d] holds the nodes needed at depth d (with hops - d hops left).
+  // Grown level by level, so memory follows the cone's actual height
+  // whatever `hops` is.
+  std::vector<absl::flat_hash_map<const Instruction*, uint64_t>> levels(1);
+  levels[0][&inst] = 0;
+  while (static_cast<int>(levels.size()) <= hops) {
+    absl::flat_hash_map<const Instruction*, uint64_t> next;
+    for (const auto& [n, unused] : levels.back()) {
+      for_each_dep(n, [&](const Instruction* d) { next.emplace(d, 0); });
     }
-    if (below.empty()) break;
-    --lowest;
+    if (next.empty()) break;
+    levels.push_back(std::move(next));
   }
   absl::flat_hash_map<const Instruction*, uint64_t> local;
-  for (int b = lowest; b <= hops; ++b) {
-    for (auto& [n, hash] : levels[b]) {
+  for (int d = static_cast<int>(levels.size()) - 1; d >= 0; --d) {
+    for (auto& [n, hash] : levels[d]) {
       auto [it, inserted] = local.try_emplace(n, 0);
       if (inserted) it->second = LocalHash(*n);
       const uint64_t l = it->second;
       const bool leaf =
           n->operand_count() == 0 && n->control_predecessors().empty();
-      if (b == 0 && !leaf) {
+      if (d == hops && !leaf) {
         // Cut off: the operands are only counted, so the hash converges to
         // ConeHash once `hops` reaches the cone's height.
         hash = Combine(l ^ kTruncatedTag,
                        static_cast<uint64_t>(n->operand_count()));
         continue;
       }
-      auto& below = levels[b > 0 ? b - 1 : 0];
-      hash = NodeHash(l, *n, [&](const Instruction* d) {
-        if (d->parent() != parent) return kForeignOperand;
-        return below.find(d)->second;
+      // Below the last level there are only foreign operands.
+      const auto* below =
+          d + 1 < static_cast<int>(levels.size()) ? &levels[d + 1] : nullptr;
+      hash = NodeHash(l, *n, [&](const Instruction* dep) {
+        if (dep->parent() != parent || below == nullptr) {
+          return kForeignOperand;
+        }
+        return below->find(dep)->second;
       });
     }
   }
-  return levels[hops][&inst];
+  return levels[0][&inst];
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -641,6 +642,8 @@ TEST(DagHashTest, HopsHashOnlySeesHopsLevels) {
   // Hops beyond the cone's height give the whole-cone hash.
   EXPECT_EQ(InstructionHash(ra, 4), InstructionHash(ra, -1));
   EXPECT_EQ(InstructionHash(ra, 100), InstructionHash(ra, -1));
+  EXPECT_EQ(InstructionHash(ra, std::numeric_limits<int>::max()),
+            InstructionHash(ra, -1));
   EXPECT_NE(InstructionHash(ra, 3), InstructionHash(ra, -1));
   // Distinct k give distinct values while the cone is cut.
   EXPECT_NE(InstructionHash(ra, 0), InstructionHash(ra, 1));
