@@ -225,26 +225,23 @@ std::unique_ptr<Computation> Computation::Clone(
     const Instruction* old = slots_[i].get();
     if (!old) continue;
     Instruction* n = fresh[i];
-    // Edge lists are mapped wholesale: the originals are already consistent
-    // and deduplicated, so no per-edge search is needed.
+    // Users are rebuilt from operand edges (in slot order) rather than
+    // mapped: the old users are far away in memory, the old operands are
+    // usually near. A user appears once even if it uses an operand twice;
+    // its repeated uses are consecutive here, so checking the back suffices.
     n->operands_.resize(old->operands_.size());
     for (size_t k = 0; k < old->operands_.size(); ++k) {
-      n->operands_[k] = fresh[old->operands_[k]->slot_];
+      Instruction* op = fresh[old->operands_[k]->slot_];
+      n->operands_[k] = op;
+      if (op->users_.empty() || op->users_.back() != n) op->users_.push_back(n);
     }
-    n->users_.resize(old->users_.size());
-    for (size_t k = 0; k < old->users_.size(); ++k) {
-      n->users_[k] = fresh[old->users_[k]->slot_];
-    }
-    if (!old->control_successors_.empty()) {
-      n->control_successors_.resize(old->control_successors_.size());
-      for (size_t k = 0; k < old->control_successors_.size(); ++k) {
-        n->control_successors_[k] = fresh[old->control_successors_[k]->slot_];
+    if (old->control_) {
+      auto& edges = n->control();
+      for (Instruction* x : old->control_->successors) {
+        edges.successors.push_back(fresh[x->slot_]);
       }
-    }
-    if (!old->control_predecessors_.empty()) {
-      n->control_predecessors_.resize(old->control_predecessors_.size());
-      for (size_t k = 0; k < old->control_predecessors_.size(); ++k) {
-        n->control_predecessors_[k] = fresh[old->control_predecessors_[k]->slot_];
+      for (Instruction* x : old->control_->predecessors) {
+        edges.predecessors.push_back(fresh[x->slot_]);
       }
     }
   }

@@ -14,7 +14,8 @@ namespace hlogym {
 // metadata, and the order of instructions and computations in the text.
 // Operands are hashed in order, except for `alternatives`, whose candidate
 // operands are combined order-independently. Deterministic across runs and
-// platforms.
+// platforms. Uses Instruction::scratch: do not hash the same module from
+// two threads at once (different modules are fine).
 uint64_t DagHash(const Module& module);
 
 // Hash of one computation as seen from its root (plus its side-effecting

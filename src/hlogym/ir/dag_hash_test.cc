@@ -278,6 +278,10 @@ TEST(DagHashTest, IgnoresNamesIdsAndMetadata) {
   Entry(b.get())->root_instruction()->set_source_location(12, 3);
   Entry(b.get())->root_instruction()->set_unique_id(12345);
   EXPECT_EQ(DagHash(*a), DagHash(*b));
+  // A schedule is only an order, and debug tables are like metadata.
+  b->mutable_config()->is_scheduled = true;
+  b->mutable_config()->stack_frames = "FileNames\n1 \"a.py\"";
+  EXPECT_EQ(DagHash(*a), DagHash(*b));
 }
 
 TEST(DagHashTest, IgnoresInstructionAndComputationOrder) {

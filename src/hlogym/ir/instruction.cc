@@ -102,38 +102,47 @@ absl::Status Instruction::AddControlDependencyTo(Instruction* successor) {
         "control dependency between '", name_, "' and '", successor->name(),
         "' crosses computations"));
   }
-  if (std::find(control_successors_.begin(), control_successors_.end(),
-                successor) == control_successors_.end()) {
-    control_successors_.push_back(successor);
-    successor->control_predecessors_.push_back(this);
+  const auto& succs = control_successors();
+  if (std::find(succs.begin(), succs.end(), successor) == succs.end()) {
+    control().successors.push_back(successor);
+    successor->control().predecessors.push_back(this);
   }
   return absl::OkStatus();
 }
 
 absl::Status Instruction::RemoveControlDependencyTo(Instruction* successor) {
-  auto it = std::find(control_successors_.begin(), control_successors_.end(),
-                      successor);
-  if (it == control_successors_.end()) {
+  if (!control_) {
     return absl::NotFoundError(StrCat("no control edge from '", name_,
-                                            "' to '", successor->name(), "'"));
+                                      "' to '", successor->name(), "'"));
   }
-  control_successors_.erase(it);
-  auto& preds = successor->control_predecessors_;
+  auto& succs = control_->successors;
+  auto it = std::find(succs.begin(), succs.end(), successor);
+  if (it == succs.end()) {
+    return absl::NotFoundError(StrCat("no control edge from '", name_,
+                                      "' to '", successor->name(), "'"));
+  }
+  succs.erase(it);
+  auto& preds = successor->control().predecessors;
   preds.erase(std::find(preds.begin(), preds.end(), this));
   return absl::OkStatus();
 }
 
 void Instruction::DropAllControlDeps() {
-  for (Instruction* p : control_predecessors_) {
-    auto& s = p->control_successors_;
+  if (!control_) return;
+  for (Instruction* p : control_->predecessors) {
+    auto& s = p->control().successors;
     s.erase(std::find(s.begin(), s.end(), this));
   }
-  for (Instruction* s : control_successors_) {
-    auto& p = s->control_predecessors_;
+  for (Instruction* s : control_->successors) {
+    auto& p = s->control().predecessors;
     p.erase(std::find(p.begin(), p.end(), this));
   }
-  control_predecessors_.clear();
-  control_successors_.clear();
+  control_.reset();
+}
+
+const std::vector<Instruction*>& Instruction::EmptyEdges() {
+  static const std::vector<Instruction*>* kEmpty = new std::vector<Instruction*>();
+  return *kEmpty;
 }
 
 void Instruction::ReplaceCalledComputation(Computation* old_c,

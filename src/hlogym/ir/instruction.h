@@ -70,10 +70,10 @@ class Instruction {
 
   // ---- Control dependencies.
   const std::vector<Instruction*>& control_predecessors() const {
-    return control_predecessors_;
+    return control_ ? control_->predecessors : EmptyEdges();
   }
   const std::vector<Instruction*>& control_successors() const {
-    return control_successors_;
+    return control_ ? control_->successors : EmptyEdges();
   }
   // Adds the edge this -> successor (both in the same computation).
   absl::Status AddControlDependencyTo(Instruction* successor);
@@ -192,8 +192,17 @@ class Instruction {
   Shape shape_;
   InstructionVector operands_;
   InstructionVector users_;
-  std::vector<Instruction*> control_predecessors_;
-  std::vector<Instruction*> control_successors_;
+  // Control edges are rare: kept out of line so instructions stay small.
+  struct ControlEdges {
+    std::vector<Instruction*> predecessors;
+    std::vector<Instruction*> successors;
+  };
+  static const std::vector<Instruction*>& EmptyEdges();
+  ControlEdges& control() {
+    if (!control_) control_ = std::make_unique<ControlEdges>();
+    return *control_;
+  }
+  std::unique_ptr<ControlEdges> control_;
   std::vector<Computation*> called_computations_;
   DimVector dimensions_;
   std::shared_ptr<const Literal> literal_;

@@ -131,11 +131,11 @@ int64_t Module::instruction_count() const {
 
 namespace {
 
-// Splits "add.12" into ("add", 12); names without a numeric suffix give -1.
+// Splits "add.12" into ("add", 12); names without a numeric suffix give 0.
 std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
   size_t dot = name.rfind('.');
   if (dot == std::string_view::npos || dot + 1 == name.size()) {
-    return {name, -1};
+    return {name, 0};  // "add" behaves like "add.0": the next is "add.1"
   }
   int64_t n;
   std::string_view digits = name.substr(dot + 1);
@@ -143,7 +143,7 @@ std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
                    [](char c) { return absl::ascii_isdigit(c); }) ||
       std::from_chars(digits.data(), digits.data() + digits.size(), n).ec !=
           std::errc()) {
-    return {name, -1};
+    return {name, 0};
   }
   return {name.substr(0, dot), n};
 }

@@ -1,0 +1,292 @@
+// Tests of computations and modules: mutation keeps edges consistent,
+// clone, dead-code removal, post-orders, reachability, names.
+#include "hlogym/ir/module.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/str_util.h"
+#include "hlogym/ir/verifier.h"
+#include "hlogym/text/parser.h"
+#include "hlogym/text/printer.h"
+
+namespace hlogym {
+namespace {
+
+std::unique_ptr<Module> Parse(std::string_view text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+// Every operand edge has exactly one matching user entry and vice versa.
+void ExpectConsistentEdges(const Module& m) {
+  for (const auto& c : m.computations()) {
+    c->ForEachInstruction([&](Instruction* i) {
+      EXPECT_EQ(i->parent(), c.get()) << i->name();
+      for (Instruction* op : i->operands()) {
+        EXPECT_EQ(std::count(op->users().begin(), op->users().end(), i), 1)
+            << i->name() << " is not listed once among the users of "
+            << op->name();
+      }
+      for (Instruction* u : i->users()) {
+        EXPECT_TRUE(u->IsUserOf(i)) << u->name() << " lists no edge from "
+                                    << i->name();
+      }
+      for (Instruction* p : i->control_predecessors()) {
+        const auto& s = p->control_successors();
+        EXPECT_EQ(std::count(s.begin(), s.end(), i), 1);
+      }
+    });
+  }
+}
+
+constexpr char kModule[] = R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  m = f32[4] multiply(p, p)
+  n = f32[4] add(m, q), control-predecessors={m}
+  dead = f32[4] negate(n)
+  dead2 = f32[4] exponential(dead)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(n, z), dimensions={0}, to_apply=sum
+}
+)";
+
+TEST(ModuleTest, EdgesAfterParse) {
+  auto m = Parse(kModule);
+  ExpectConsistentEdges(*m);
+  Instruction* p = m->entry_computation()->FindInstruction("p");
+  ASSERT_NE(p, nullptr);
+  // multiply(p, p) is one user, listed once.
+  EXPECT_EQ(p->user_count(), 1);
+  EXPECT_EQ(m->instruction_count(), 11);
+  EXPECT_EQ(m->computation_count(), 2);
+}
+
+TEST(ModuleTest, CloneIsDeepAndEqual) {
+  auto m = Parse(kModule);
+  auto c = m->Clone();
+  ExpectConsistentEdges(*c);
+  EXPECT_EQ(PrintModule(*m), PrintModule(*c));
+  EXPECT_EQ(DagHash(*m), DagHash(*c));
+  EXPECT_TRUE(VerifyModule(*c).ok());
+  // No pointer is shared between the two graphs.
+  std::set<const void*> original;
+  for (const auto& comp : m->computations()) {
+    original.insert(comp.get());
+    comp->ForEachInstruction([&](Instruction* i) { original.insert(i); });
+  }
+  for (const auto& comp : c->computations()) {
+    EXPECT_FALSE(original.count(comp.get()));
+    comp->ForEachInstruction([&](Instruction* i) {
+      EXPECT_FALSE(original.count(i));
+      EXPECT_EQ(i->parent(), comp.get());
+      for (Instruction* op : i->operands()) EXPECT_FALSE(original.count(op));
+      for (Computation* callee : i->called_computations()) {
+        EXPECT_FALSE(original.count(callee));
+      }
+    });
+  }
+  // Mutating the clone leaves the original alone (copy-on-write attributes).
+  Instruction* r = c->entry_computation()->root_instruction();
+  r->set_dimensions({});
+  r->mutable_attrs()->unknown.emplace_back("x", "1");
+  EXPECT_EQ(m->entry_computation()->root_instruction()->dimensions().size(), 1u);
+  EXPECT_TRUE(m->entry_computation()->root_instruction()->attrs().unknown.empty());
+}
+
+TEST(ModuleTest, CloneOfModuleWithRemovedInstructions) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  ASSERT_TRUE(e->RemoveInstruction(e->FindInstruction("dead2")).ok());
+  auto c = m->Clone();
+  ExpectConsistentEdges(*c);
+  EXPECT_EQ(c->instruction_count(), 10);
+  EXPECT_EQ(PrintModule(*m), PrintModule(*c));
+}
+
+TEST(ModuleTest, RemoveInstructionRules) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  absl::Status s = e->RemoveInstruction(e->FindInstruction("n"));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("still has 2 user(s)"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(e->RemoveInstruction(e->root_instruction()).ok());
+  EXPECT_FALSE(e->RemoveInstruction(e->FindInstruction("p")).ok());
+  // Removing dead2 then its now-unused operand chain.
+  ASSERT_TRUE(
+      e->RemoveInstructionAndUnusedOperands(e->FindInstruction("dead2")).ok());
+  EXPECT_EQ(e->FindInstruction("dead"), nullptr);
+  EXPECT_NE(e->FindInstruction("n"), nullptr);
+  ExpectConsistentEdges(*m);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
+TEST(ModuleTest, RemoveDeadInstructions) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  EXPECT_EQ(e->RemoveDeadInstructions(), 2);  // dead, dead2
+  EXPECT_EQ(e->instruction_count(), 6);       // q is a parameter: kept
+  ExpectConsistentEdges(*m);
+  EXPECT_EQ(e->RemoveDeadInstructions(), 0);
+}
+
+TEST(ModuleTest, ReplaceAllUsesWith) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  Instruction* n = e->FindInstruction("n");
+  Instruction* q = e->FindInstruction("q");
+  ASSERT_TRUE(n->ReplaceAllUsesWith(q).ok());
+  EXPECT_EQ(n->user_count(), 0);
+  EXPECT_EQ(q->user_count(), 3);  // n, dead, r
+  EXPECT_EQ(e->root_instruction()->operand(0), q);
+  ExpectConsistentEdges(*m);
+  // Incompatible shapes are refused with a message.
+  absl::Status s = q->ReplaceAllUsesWith(e->FindInstruction("z"));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("incompatible shapes"), std::string::npos);
+}
+
+TEST(ModuleTest, ReplaceOperandAndUse) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  Instruction* mul = e->FindInstruction("m");
+  Instruction* p = e->FindInstruction("p");
+  Instruction* q = e->FindInstruction("q");
+  ASSERT_TRUE(mul->ReplaceOperandWith(0, q).ok());
+  EXPECT_EQ(p->user_count(), 1);  // still operand 1
+  ASSERT_TRUE(mul->ReplaceOperandWith(1, q).ok());
+  EXPECT_EQ(p->user_count(), 0);
+  EXPECT_FALSE(mul->ReplaceOperandWith(7, q).ok());
+  ASSERT_TRUE(q->ReplaceUseWith(mul, p).ok());
+  EXPECT_EQ(mul->operand(0), p);
+  EXPECT_EQ(mul->operand(1), p);
+  EXPECT_FALSE(q->ReplaceUseWith(mul, p).ok());  // no longer a user
+  ExpectConsistentEdges(*m);
+}
+
+TEST(ModuleTest, ControlDependencies) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  Instruction* mul = e->FindInstruction("m");
+  Instruction* n = e->FindInstruction("n");
+  ASSERT_EQ(n->control_predecessors().size(), 1u);
+  EXPECT_EQ(n->control_predecessors()[0], mul);
+  EXPECT_FALSE(mul->RemoveControlDependencyTo(e->FindInstruction("z")).ok());
+  ASSERT_TRUE(mul->RemoveControlDependencyTo(n).ok());
+  EXPECT_TRUE(n->control_predecessors().empty());
+  EXPECT_TRUE(mul->control_successors().empty());
+  ASSERT_TRUE(mul->AddControlDependencyTo(n).ok());
+  ASSERT_TRUE(mul->AddControlDependencyTo(n).ok());  // idempotent
+  EXPECT_EQ(n->control_predecessors().size(), 1u);
+  Instruction* sum_root = m->FindComputation("sum")->root_instruction();
+  EXPECT_FALSE(mul->AddControlDependencyTo(sum_root).ok());
+}
+
+TEST(ModuleTest, PostOrders) {
+  auto m = Parse(kModule);
+  std::vector<Computation*> comps = m->MakeComputationPostOrder();
+  ASSERT_EQ(comps.size(), 2u);
+  EXPECT_EQ(comps[0]->name(), "sum");
+  EXPECT_EQ(comps[1]->name(), "main");
+  std::vector<Instruction*> order =
+      m->entry_computation()->MakeInstructionPostOrder();
+  ASSERT_EQ(order.size(), 8u);
+  auto pos = [&](std::string_view n) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i]->name() == n) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  EXPECT_EQ(order.back()->name(), "r");
+  EXPECT_LT(pos("p"), pos("m"));
+  EXPECT_LT(pos("m"), pos("n"));  // operand and control predecessor
+  EXPECT_LT(pos("q"), pos("n"));
+  EXPECT_LT(pos("n"), pos("dead"));
+  EXPECT_LT(pos("dead"), pos("dead2"));
+}
+
+TEST(ModuleTest, Reachability) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  ReachabilityIndex reach(*e);
+  auto I = [&](std::string_view n) { return e->FindInstruction(n); };
+  EXPECT_TRUE(reach.IsReachable(I("p"), I("r")));
+  EXPECT_TRUE(reach.IsReachable(I("m"), I("n")));
+  EXPECT_TRUE(reach.IsReachable(I("q"), I("dead2")));
+  EXPECT_TRUE(reach.IsReachable(I("n"), I("n")));
+  EXPECT_FALSE(reach.IsReachable(I("r"), I("p")));
+  EXPECT_FALSE(reach.IsReachable(I("dead"), I("r")));
+  EXPECT_FALSE(reach.IsReachable(I("z"), I("dead2")));
+  EXPECT_FALSE(reach.IsReachable(I("q"), I("m")));
+}
+
+TEST(ModuleTest, ReachabilityOnALongChain) {
+  // A 100k-deep chain: construction and queries must not recurse.
+  auto m = std::make_unique<Module>("chain");
+  auto c = std::make_unique<Computation>("main");
+  Shape s(PrimitiveType::kF32, {4});
+  auto p = std::make_unique<Instruction>(Opcode::kParameter, s);
+  p->set_name("p");
+  Instruction* prev = c->AddInstruction(std::move(p));
+  Instruction* first = prev;
+  for (int i = 0; i < 100000; ++i) {
+    auto n = std::make_unique<Instruction>(Opcode::kNegate, s);
+    n->set_name(StrCat("n", i));
+    n->AppendOperand(prev);
+    prev = c->AddInstruction(std::move(n));
+  }
+  c->set_root_instruction(prev);
+  Computation* comp = m->AddComputation(std::move(c), true);
+  ReachabilityIndex reach(*comp);
+  EXPECT_TRUE(reach.IsReachable(first, prev));
+  EXPECT_FALSE(reach.IsReachable(prev, first));
+  EXPECT_EQ(reach.Position(first), 0);
+  EXPECT_EQ(reach.Position(prev), 100000);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+  auto clone = m->Clone();
+  EXPECT_EQ(DagHash(*clone), DagHash(*m));
+}
+
+TEST(ModuleTest, UniqueNames) {
+  auto m = Parse(kModule);
+  EXPECT_EQ(m->UniqueInstructionName("fresh"), "fresh");
+  EXPECT_EQ(m->UniqueInstructionName("fresh"), "fresh.1");
+  EXPECT_EQ(m->UniqueInstructionName("m"), "m.1");  // "m" exists
+  EXPECT_EQ(m->UniqueInstructionName("n"), "n.1");
+  EXPECT_EQ(m->UniqueComputationName("sum"), "sum.1");
+  EXPECT_EQ(m->UniqueComputationName("other"), "other");
+}
+
+TEST(ModuleTest, RemoveComputations) {
+  auto m = Parse(kModule);
+  Computation* sum = m->FindComputation("sum");
+  absl::Status s = m->RemoveComputation(sum);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("calls it"), std::string::npos);
+  EXPECT_FALSE(m->RemoveComputation(m->entry_computation()).ok());
+  EXPECT_EQ(m->RemoveUnusedComputations(), 0);
+  // Once nothing calls it, it is unused.
+  m->entry_computation()->root_instruction()->set_called_computations({});
+  EXPECT_EQ(m->RemoveUnusedComputations(), 1);
+  EXPECT_EQ(m->computation_count(), 1);
+  auto callers = m->Callers();
+  EXPECT_TRUE(callers.empty());
+}
+
+}  // namespace
+}  // namespace hlogym
