@@ -22,15 +22,7 @@ absl::Status Error(const Args&... args) {
 
 std::string_view TypeName(PrimitiveType t) { return PrimitiveTypeName(t); }
 
-std::string IntList(std::span<const int64_t> v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s.push_back(',');
-    StrAppend(&s, v[i]);
-  }
-  s.push_back('}');
-  return s;
-}
+std::string IntList(std::span<const int64_t> v) { return IntListToString(v); }
 
 absl::Status ExpectArray(const Shape& s, std::string_view what) {
   if (!s.IsArray()) {

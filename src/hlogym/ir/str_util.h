@@ -44,6 +44,20 @@ void StrAppend(std::string* out, const Args&... args) {
   (str_internal::AppendOne(out, args), ...);
 }
 
+// "{1,2,3}" for any range of integers.
+template <typename Range>
+std::string IntListToString(const Range& v) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& x : v) {
+    if (!first) s.push_back(',');
+    first = false;
+    str_internal::AppendOne(&s, static_cast<int64_t>(x));
+  }
+  s.push_back('}');
+  return s;
+}
+
 template <typename... Args>
 std::string StrCat(const Args&... args) {
   std::string s;

@@ -28,15 +28,7 @@ std::string_view ThreadName(std::string_view t) {
   return t.empty() ? kMainThread : t;
 }
 
-std::string IntList(std::span<const int64_t> v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s.push_back(',');
-    StrAppend(&s, v[i]);
-  }
-  s.push_back('}');
-  return s;
-}
+std::string IntList(std::span<const int64_t> v) { return IntListToString(v); }
 
 bool IsAsyncOp(Opcode op) {
   return op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate ||
@@ -2953,38 +2945,20 @@ absl::Status Verifier::VerifyAsyncPairs() {
   for (const auto& c : module_.computations()) {
     c->ForEachInstruction([&](const Instruction* inst) {
       if (!status.ok()) return;
-      switch (inst->opcode()) {
-        case Opcode::kAsyncStart:
-        case Opcode::kAsyncUpdate:
-          status =
-              check_users(inst, {Opcode::kAsyncUpdate, Opcode::kAsyncDone});
-          break;
-        case Opcode::kAllReduceStart:
-          status = check_users(inst, {Opcode::kAllReduceDone});
-          break;
-        case Opcode::kAllReduceDone:
-          status = check_operand(inst, Opcode::kAllReduceStart);
-          break;
-        case Opcode::kAllGatherStart:
-          status = check_users(inst, {Opcode::kAllGatherDone});
-          break;
-        case Opcode::kAllGatherDone:
-          status = check_operand(inst, Opcode::kAllGatherStart);
-          break;
-        case Opcode::kCopyStart:
-          status = check_users(inst, {Opcode::kCopyDone});
-          break;
-        case Opcode::kCopyDone:
-          status = check_operand(inst, Opcode::kCopyStart);
-          break;
-        case Opcode::kCollectivePermuteStart:
-          status = check_users(inst, {Opcode::kCollectivePermuteDone});
-          break;
-        case Opcode::kCollectivePermuteDone:
-          status = check_operand(inst, Opcode::kCollectivePermuteStart);
-          break;
-        default:
-          break;
+      // (start, done) pairs of the dedicated async opcodes.
+      static constexpr std::pair<Opcode, Opcode> kPairs[] = {
+          {Opcode::kAllReduceStart, Opcode::kAllReduceDone},
+          {Opcode::kAllGatherStart, Opcode::kAllGatherDone},
+          {Opcode::kCopyStart, Opcode::kCopyDone},
+          {Opcode::kCollectivePermuteStart, Opcode::kCollectivePermuteDone}};
+      const Opcode op = inst->opcode();
+      if (op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate) {
+        status = check_users(inst, {Opcode::kAsyncUpdate, Opcode::kAsyncDone});
+        return;
+      }
+      for (const auto& [start, done] : kPairs) {
+        if (op == start) status = check_users(inst, {done});
+        if (op == done) status = check_operand(inst, start);
       }
     });
     if (!status.ok()) return status;

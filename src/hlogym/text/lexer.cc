@@ -386,27 +386,16 @@ void Lexer::LexNumberOrPattern(Token* tok) {
     tok->end = cur_;
     return;
   }
-  if (size_t n = MatchDimLabels(start, end_); n > 0) {
+  // Tokens that keep their text: dim labels, DxD sizes, pad configs.
+  auto pattern = [&](Tok kind, size_t n) {
     cur_ = start + n;
-    tok->kind = Tok::kDimLabels;
+    tok->kind = kind;
     tok->text = std::string_view(start, n);
     tok->end = cur_;
-    return;
-  }
-  if (size_t n = MatchDxD(start, end_); n > 0) {
-    cur_ = start + n;
-    tok->kind = Tok::kDxD;
-    tok->text = std::string_view(start, n);
-    tok->end = cur_;
-    return;
-  }
-  if (size_t n = MatchPad(start, end_); n > 0) {
-    cur_ = start + n;
-    tok->kind = Tok::kPad;
-    tok->text = std::string_view(start, n);
-    tok->end = cur_;
-    return;
-  }
+  };
+  if (size_t n = MatchDimLabels(start, end_); n > 0) return pattern(Tok::kDimLabels, n);
+  if (size_t n = MatchDxD(start, end_); n > 0) return pattern(Tok::kDxD, n);
+  if (size_t n = MatchPad(start, end_); n > 0) return pattern(Tok::kPad, n);
   if (size_t n = MatchSignedDigits(start, end_); n > 0) {
     const bool neg = *start == '-';
     const char* digits = neg ? start + 1 : start;
