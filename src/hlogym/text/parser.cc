@@ -751,6 +751,11 @@ bool Parser::ParseSingleInstruction() {
   if (tok_.kind != Tok::kEof) return Error("unexpected text after the instruction");
   scopes_.pop_back();
   if (!has_root) comp->set_root_instruction(comp->instructions().back());
+  for (int64_t i = 0; i < comp->num_parameters(); ++i) {
+    if (comp->parameter_instruction(i) == nullptr) {
+      return Error(StrCat("the instruction is missing parameter(", i, ")"));
+    }
+  }
   Computation* raw = module_->AddComputation(std::move(comp), true);
   computations_["entry"] = raw;
   module_->set_name("module_entry");

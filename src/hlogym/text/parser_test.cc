@@ -1722,3 +1722,21 @@ TEST(ParserRoundTripTest, PrintParseIsIdempotent) {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Found by the fuzzer: a lone instruction `parameter(1)` has no parameter 0;
+// it must be rejected like a computation with a gap in its parameters.
+TEST(ParserFuzzRegressionTest, SingleInstructionParameterGap) {
+  auto m = ParseModule("p = f32[10] parameter(1)");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("missing parameter(0)"),
+            std::string::npos)
+      << m.status().message();
+  auto ok = ParseModule("p = f32[10] parameter(0)");
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+}  // namespace
+}  // namespace hlogym
