@@ -2596,12 +2596,14 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* lit) {
   }
   *lit = Literal(shape);
   if (tok_.kind != Tok::kLbrace) {
-    // A bare scalar is broadcast to the whole array, as XLA's parser does.
-    if (!ParseLiteralElement(lit, 0)) return false;
+    // A bare scalar is broadcast to the whole array (even an empty one), as
+    // XLA's parser does.
+    Literal scalar(Shape::Scalar(shape.element_type()));
+    if (!ParseLiteralElement(&scalar, 0)) return false;
     const int64_t n = shape.ElementsIn();
     const size_t w = static_cast<size_t>(ByteWidth(shape.element_type()));
     uint8_t* data = lit->mutable_data();
-    for (int64_t i = 1; i < n; ++i) std::memcpy(data + i * w, data, w);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(data + i * w, scalar.data(), w);
     return true;
   }
   int64_t index = 0;

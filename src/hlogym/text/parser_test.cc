@@ -1740,3 +1740,21 @@ TEST(ParserFuzzRegressionTest, SingleInstructionParameterGap) {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Found by the fuzzer: a bare scalar for an empty array wrote past the end.
+TEST(ParserFuzzRegressionTest, ScalarLiteralForEmptyArray) {
+  auto m = ParseModule("ENTRY t {\n  ROOT c = c64[0] constant((0, -10e01))\n}");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->entry_computation()->root_instruction()->literal().element_count(), 0);
+  auto b = ParseModule("ENTRY t {\n  ROOT c = s32[3] constant(7)\n}");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const Literal& lit = (*b)->entry_computation()->root_instruction()->literal();
+  EXPECT_EQ(lit.GetAsInt64(0), 7);
+  EXPECT_EQ(lit.GetAsInt64(2), 7);
+}
+
+}  // namespace
+}  // namespace hlogym
