@@ -25,7 +25,8 @@ namespace {
 
 std::map<std::string, std::string> LoadKnownGaps() {
   std::map<std::string, std::string> gaps;
-  std::ifstream in(std::string(HLOGYM_SOURCE_DIR) + "/tests/corpus_known_gaps.tsv");
+  std::ifstream in(std::string(HLOGYM_SOURCE_DIR) +
+                   "/tests/corpus_known_gaps.tsv");
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -108,7 +109,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest,
 
 TEST(CorpusGaps, UnderHalfAPercent) {
   const std::string shared = SharedDir();
-  if (shared.empty()) GTEST_SKIP() << "../shared not found: corpus tests skipped";
+  if (shared.empty())
+    GTEST_SKIP() << "../shared not found: corpus tests skipped";
   size_t total = 0;
   for (const char* d : {"hloenv", "models", "xla"}) {
     total += LoadManifest(shared, d).size();
@@ -117,9 +119,10 @@ TEST(CorpusGaps, UnderHalfAPercent) {
   std::map<std::string, int> by_category;
   for (const auto& [file, reason] : gaps) {
     const size_t close = reason.find(']');
-    ASSERT_TRUE(!reason.empty() && reason[0] == '[' && close != std::string::npos &&
-                close + 2 < reason.size())
-        << file << ": the reason must start with [gap], [mislabeled] or [template]";
+    ASSERT_TRUE(!reason.empty() && reason[0] == '[' &&
+                close != std::string::npos && close + 2 < reason.size())
+        << file
+        << ": the reason must start with [gap], [mislabeled] or [template]";
     const std::string category = reason.substr(0, close + 1);
     EXPECT_TRUE(category == "[gap]" || category == "[mislabeled]" ||
                 category == "[template]")
@@ -130,8 +133,9 @@ TEST(CorpusGaps, UnderHalfAPercent) {
   const double gap_pct = 100.0 * by_category["[gap]"] / total;
   std::cout << "[corpus] exceptions: " << gaps.size() << " of " << total
             << " modules (" << pct << "%): " << by_category["[gap]"]
-            << " HloGym gaps (" << gap_pct << "%), " << by_category["[mislabeled]"]
-            << " mislabeled, " << by_category["[template]"] << " templates\n";
+            << " HloGym gaps (" << gap_pct << "%), "
+            << by_category["[mislabeled]"] << " mislabeled, "
+            << by_category["[template]"] << " templates\n";
   // HloGym's own limitations must stay under 0.5% of the corpus. Mislabeled
   // modules and templates are listed with their evidence, and each of them
   // still has to fail exactly as listed (CorpusTest flags stale entries).
@@ -161,8 +165,10 @@ std::string WithoutBlankLines(const std::string& text) {
 // exactly what XLA wrote.
 TEST(PrinterFidelity, XlaPrintedDumpsPrintIdentically) {
   const std::string shared = SharedDir();
-  if (shared.empty()) GTEST_SKIP() << "../shared not found: corpus tests skipped";
-  std::ifstream list(std::string(HLOGYM_SOURCE_DIR) + "/tests/printer_fidelity_files.txt");
+  if (shared.empty())
+    GTEST_SKIP() << "../shared not found: corpus tests skipped";
+  std::ifstream list(std::string(HLOGYM_SOURCE_DIR) +
+                     "/tests/printer_fidelity_files.txt");
   std::string rel;
   int checked = 0;
   while (std::getline(list, rel)) {
@@ -178,11 +184,13 @@ TEST(PrinterFidelity, XlaPrintedDumpsPrintIdentically) {
     const std::string actual = WithoutBlankLines(PrintModule(**m));
     if (expected != actual) {
       size_t i = 0;
-      while (i < expected.size() && i < actual.size() && expected[i] == actual[i]) ++i;
+      while (i < expected.size() && i < actual.size() &&
+             expected[i] == actual[i])
+        ++i;
       size_t from = i < 60 ? 0 : i - 60;
-      ADD_FAILURE() << rel << " differs at byte " << i << ":\n  XLA:    "
-                    << expected.substr(from, 160) << "\n  HloGym: "
-                    << actual.substr(from, 160);
+      ADD_FAILURE() << rel << " differs at byte " << i
+                    << ":\n  XLA:    " << expected.substr(from, 160)
+                    << "\n  HloGym: " << actual.substr(from, 160);
     }
     ++checked;
   }

@@ -56,7 +56,8 @@ inline std::vector<CorpusEntry> LoadManifest(const std::string& shared,
     CorpusEntry e;
     e.file = cols[file_col];
     e.path = dir + "/" + e.file;
-    e.expect_error = error_col >= 0 && static_cast<int>(cols.size()) > error_col &&
+    e.expect_error = error_col >= 0 &&
+                     static_cast<int>(cols.size()) > error_col &&
                      cols[error_col] == "1";
     entries.push_back(std::move(e));
   }

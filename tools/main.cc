@@ -35,7 +35,8 @@ std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs,
         if (ec) break;
         if (!it->is_regular_file()) continue;
         std::string ext = it->path().extension().string();
-        if (ext == ".hlo" || ext == ".txt") found.push_back(it->path().string());
+        if (ext == ".hlo" || ext == ".txt")
+          found.push_back(it->path().string());
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
@@ -57,7 +58,8 @@ absl::StatusOr<std::unique_ptr<Module>> LoadAndVerify(const std::string& path) {
 }
 
 // A module embedded in the binary so `hlogym demo` works anywhere.
-constexpr char kEmbeddedExample[] = R"(HloModule jit_mlp_block, entry_computation_layout={(f32[8,32]{1,0}, f32[32,64]{1,0}, f32[64]{0})->f32[8,64]{1,0}}
+constexpr char kEmbeddedExample[] =
+    R"(HloModule jit_mlp_block, entry_computation_layout={(f32[8,32]{1,0}, f32[32,64]{1,0}, f32[64]{0})->f32[8,64]{1,0}}
 
 %region_0.4 (Arg_0.5: f32[], Arg_1.6: f32[]) -> f32[] {
   %Arg_0.5 = f32[] parameter(0)
@@ -102,7 +104,8 @@ void CollectStats(const Module& m, Stats* s) {
       if (!a.statistics_text.empty()) ++s->text_attributes["statistics"];
       if (!a.origin_text.empty()) ++s->text_attributes["origin"];
       if (!a.sparsity_config.empty()) ++s->text_attributes["sparsity_config"];
-      if (!a.result_accuracy_text.empty()) ++s->text_attributes["result_accuracy"];
+      if (!a.result_accuracy_text.empty())
+        ++s->text_attributes["result_accuracy"];
       if (!a.domain_text.empty()) ++s->text_attributes["domain"];
       if (a.sharding && a.sharding->kind == Sharding::Kind::kNamed) {
         ++s->text_attributes["sharding (named mesh form)"];
@@ -114,7 +117,8 @@ void CollectStats(const Module& m, Stats* s) {
     });
   }
   const ModuleConfig& cfg = m.config();
-  if (!cfg.origin_recovery_table.empty()) ++s->text_attributes["origin_recovery_table"];
+  if (!cfg.origin_recovery_table.empty())
+    ++s->text_attributes["origin_recovery_table"];
   if (!cfg.debug_attributes.empty()) ++s->text_attributes["debug_attributes"];
   if (!cfg.stack_frames.empty()) ++s->text_attributes["stack frames"];
 }
@@ -146,7 +150,8 @@ void PrintStats(const std::string& title, const Stats& s) {
 
 std::string Hex16(uint64_t h) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(h));
   return buf;
 }
 
@@ -155,12 +160,14 @@ std::string Hex16(uint64_t h) {
 std::string RoundTrip(const Module& m) {
   std::string p1 = PrintModule(m);
   auto m2 = ParseModule(p1);
-  if (!m2.ok()) return StrCat("printed text does not parse: ", m2.status().message());
+  if (!m2.ok())
+    return StrCat("printed text does not parse: ", m2.status().message());
   std::string p2 = PrintModule(**m2);
   if (p1 != p2) {
     size_t i = 0;
     while (i < p1.size() && i < p2.size() && p1[i] == p2[i]) ++i;
-    return StrCat("printed text differs after re-parsing at byte ", static_cast<int64_t>(i));
+    return StrCat("printed text differs after re-parsing at byte ",
+                  static_cast<int64_t>(i));
   }
   if (DagHash(m) != DagHash(**m2)) return "DagHash changed after re-parsing";
   return "";
@@ -174,7 +181,9 @@ int RunParse(const std::vector<std::string>& inputs, bool quiet) {
     auto m = LoadAndVerify(f);
     if (m.ok()) {
       ++valid;
-      if (!quiet) std::cout << f << ": OK (" << (*m)->instruction_count() << " instructions)\n";
+      if (!quiet)
+        std::cout << f << ": OK (" << (*m)->instruction_count()
+                  << " instructions)\n";
     } else {
       ++invalid;
       std::cerr << m.status().message() << "\n";
@@ -231,7 +240,8 @@ int RunStats(const std::vector<std::string>& inputs) {
     CollectStats(**m, &s);
     CollectStats(**m, &total);
     ++n;
-    if (files.size() == 1) PrintStats(StrCat(f, " (module ", (*m)->name(), ")"), s);
+    if (files.size() == 1)
+      PrintStats(StrCat(f, " (module ", (*m)->name(), ")"), s);
   }
   if (files.size() > 1) PrintStats(StrCat(n, " modules"), total);
   return ok ? 0 : 1;
@@ -295,39 +305,56 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> parse_files;
   bool quiet = false;
-  auto* parse = app.add_subcommand("parse", "Parse and verify HLO files (exit 0 when all are valid)");
-  parse->add_option("FILE", parse_files, "HLO files or directories (*.hlo, *.txt)")->required();
+  auto* parse = app.add_subcommand(
+      "parse", "Parse and verify HLO files (exit 0 when all are valid)");
+  parse
+      ->add_option("FILE", parse_files,
+                   "HLO files or directories (*.hlo, *.txt)")
+      ->required();
   parse->add_flag("-q,--quiet", quiet, "Only report errors and the summary");
 
   std::string print_file;
   bool no_metadata = false, short_form = false, operand_shapes = false;
-  auto* print = app.add_subcommand("print", "Print a module as canonical HLO text");
+  auto* print =
+      app.add_subcommand("print", "Print a module as canonical HLO text");
   print->add_option("FILE", print_file, "HLO file")->required();
   print->add_flag("--no-metadata", no_metadata, "Omit metadata={...}");
-  print->add_flag("--short", short_form, "No metadata, operand shapes, '%' or index comments");
-  print->add_flag("--operand-shapes", operand_shapes, "Write each operand's shape");
+  print->add_flag("--short", short_form,
+                  "No metadata, operand shapes, '%' or index comments");
+  print->add_flag("--operand-shapes", operand_shapes,
+                  "Write each operand's shape");
 
   std::vector<std::string> hash_files;
-  auto* hash = app.add_subcommand("hash", "Print the DagHash of each module: <16 hex digits>  <file>");
+  auto* hash = app.add_subcommand(
+      "hash", "Print the DagHash of each module: <16 hex digits>  <file>");
   hash->add_option("FILE", hash_files, "HLO files or directories")->required();
 
   std::vector<std::string> stats_files;
-  auto* stats = app.add_subcommand("stats", "Instruction and computation counts, opcode histogram, unknown attributes");
-  stats->add_option("FILE", stats_files, "HLO files or directories")->required();
+  auto* stats = app.add_subcommand("stats",
+                                   "Instruction and computation counts, opcode "
+                                   "histogram, unknown attributes");
+  stats->add_option("FILE", stats_files, "HLO files or directories")
+      ->required();
 
   std::vector<std::string> demo_files;
-  auto* demo = app.add_subcommand("demo", "Parse, verify and summarize example modules (default: the shipped examples)");
-  demo->add_option("FILE", demo_files, "HLO files (default: examples/*.hlo, else an embedded module)");
+  auto* demo = app.add_subcommand("demo",
+                                  "Parse, verify and summarize example modules "
+                                  "(default: the shipped examples)");
+  demo->add_option(
+      "FILE", demo_files,
+      "HLO files (default: examples/*.hlo, else an embedded module)");
 
   CLI11_PARSE(app, argc, argv);
 
   if (*parse) return RunParse(parse_files, quiet);
-  if (*print) return RunPrint(print_file, no_metadata, short_form, operand_shapes);
+  if (*print)
+    return RunPrint(print_file, no_metadata, short_form, operand_shapes);
   if (*hash) return RunHash(hash_files);
   if (*stats) return RunStats(stats_files);
   if (*demo) {
     if (demo_files.empty()) {
-      for (const char* f : {"examples/transformer_encoder.hlo", "examples/cartpole_step.hlo"}) {
+      for (const char* f :
+           {"examples/transformer_encoder.hlo", "examples/cartpole_step.hlo"}) {
         if (std::filesystem::exists(f)) demo_files.push_back(f);
       }
     }

@@ -173,10 +173,10 @@ struct Sharding {
     kNamed,  // mesh / maximal_mesh forms, kept as text
   };
   Kind kind = Kind::kReplicated;
-  int64_t device = -1;  // maximal
-  std::vector<int64_t> tile_dims;       // devices=[...]
-  std::vector<int64_t> devices;         // explicit device list
-  bool iota = false;                    // devices given as <=[..]T(..)
+  int64_t device = -1;             // maximal
+  std::vector<int64_t> tile_dims;  // devices=[...]
+  std::vector<int64_t> devices;    // explicit device list
+  bool iota = false;               // devices given as <=[..]T(..)
   std::vector<int64_t> iota_reshape_dims;
   std::vector<int64_t> iota_transpose_perm;
   bool last_tile_dim_replicate = false;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "hlogym/ir/str_util.h"
 #include "hlogym/ir/module.h"
+#include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 
@@ -52,13 +52,13 @@ Instruction* Computation::FindInstruction(std::string_view name) const {
 
 absl::Status Computation::RemoveInstruction(Instruction* inst) {
   if (inst->parent_ != this) {
-    return absl::InvalidArgumentError(StrCat(
-        "'", inst->name(), "' is not in computation '", name_, "'"));
+    return absl::InvalidArgumentError(
+        StrCat("'", inst->name(), "' is not in computation '", name_, "'"));
   }
   if (inst->user_count() != 0) {
-    return absl::FailedPreconditionError(StrCat(
-        "cannot remove '", inst->name(), "': it still has ",
-        inst->user_count(), " user(s)"));
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove '", inst->name(), "': it still has ",
+               inst->user_count(), " user(s)"));
   }
   if (inst == root_) {
     return absl::FailedPreconditionError(
@@ -256,7 +256,8 @@ ReachabilityIndex::ReachabilityIndex(const Computation& computation)
   std::vector<Instruction*> po = computation.MakeInstructionPostOrder();
   order_.assign(po.begin(), po.end());
   int64_t max_slot = 0;
-  for (const Instruction* i : po) max_slot = std::max<int64_t>(max_slot, i->slot_);
+  for (const Instruction* i : po)
+    max_slot = std::max<int64_t>(max_slot, i->slot_);
   position_by_slot_.assign(max_slot + 1, -1);
   for (size_t i = 0; i < po.size(); ++i) {
     position_by_slot_[po[i]->slot_] = static_cast<int64_t>(i);

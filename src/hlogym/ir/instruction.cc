@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "hlogym/ir/str_util.h"
 #include "hlogym/ir/computation.h"
+#include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 namespace {
@@ -43,8 +43,8 @@ void Instruction::AppendOperand(Instruction* operand) {
 absl::Status Instruction::ReplaceOperandWith(int64_t i,
                                              Instruction* new_operand) {
   if (i < 0 || i >= operand_count()) {
-    return absl::OutOfRangeError(StrCat(
-        "operand index ", i, " out of range for '", name_, "'"));
+    return absl::OutOfRangeError(
+        StrCat("operand index ", i, " out of range for '", name_, "'"));
   }
   Instruction* old = operands_[i];
   if (old == new_operand) return absl::OkStatus();
@@ -57,8 +57,8 @@ absl::Status Instruction::ReplaceOperandWith(int64_t i,
 absl::Status Instruction::ReplaceUseWith(Instruction* user,
                                          Instruction* new_producer) {
   if (!user->IsUserOf(this)) {
-    return absl::InvalidArgumentError(StrCat(
-        "'", user->name(), "' is not a user of '", name_, "'"));
+    return absl::InvalidArgumentError(
+        StrCat("'", user->name(), "' is not a user of '", name_, "'"));
   }
   for (auto& op : user->operands_) {
     if (op == this) op = new_producer;
@@ -71,10 +71,10 @@ absl::Status Instruction::ReplaceUseWith(Instruction* user,
 absl::Status Instruction::ReplaceAllUsesWith(Instruction* new_producer) {
   if (new_producer == this) return absl::OkStatus();
   if (!shape_.Compatible(new_producer->shape())) {
-    return absl::InvalidArgumentError(StrCat(
-        "cannot replace '", name_, "' (", shape_.ToString(), ") with '",
-        new_producer->name(), "' (", new_producer->shape().ToString(),
-        "): incompatible shapes"));
+    return absl::InvalidArgumentError(
+        StrCat("cannot replace '", name_, "' (", shape_.ToString(), ") with '",
+               new_producer->name(), "' (", new_producer->shape().ToString(),
+               "): incompatible shapes"));
   }
   InstructionVector users = users_;
   for (Instruction* u : users) {
@@ -98,9 +98,9 @@ void Instruction::DetachOperands() {
 
 absl::Status Instruction::AddControlDependencyTo(Instruction* successor) {
   if (successor->parent_ != parent_) {
-    return absl::InvalidArgumentError(StrCat(
-        "control dependency between '", name_, "' and '", successor->name(),
-        "' crosses computations"));
+    return absl::InvalidArgumentError(
+        StrCat("control dependency between '", name_, "' and '",
+               successor->name(), "' crosses computations"));
   }
   const auto& succs = control_successors();
   if (std::find(succs.begin(), succs.end(), successor) == succs.end()) {
@@ -112,14 +112,14 @@ absl::Status Instruction::AddControlDependencyTo(Instruction* successor) {
 
 absl::Status Instruction::RemoveControlDependencyTo(Instruction* successor) {
   if (!control_) {
-    return absl::NotFoundError(StrCat("no control edge from '", name_,
-                                      "' to '", successor->name(), "'"));
+    return absl::NotFoundError(StrCat("no control edge from '", name_, "' to '",
+                                      successor->name(), "'"));
   }
   auto& succs = control_->successors;
   auto it = std::find(succs.begin(), succs.end(), successor);
   if (it == succs.end()) {
-    return absl::NotFoundError(StrCat("no control edge from '", name_,
-                                      "' to '", successor->name(), "'"));
+    return absl::NotFoundError(StrCat("no control edge from '", name_, "' to '",
+                                      successor->name(), "'"));
   }
   succs.erase(it);
   auto& preds = successor->control().predecessors;
@@ -141,7 +141,8 @@ void Instruction::DropAllControlDeps() {
 }
 
 const std::vector<Instruction*>& Instruction::EmptyEdges() {
-  static const std::vector<Instruction*>* kEmpty = new std::vector<Instruction*>();
+  static const std::vector<Instruction*>* kEmpty =
+      new std::vector<Instruction*>();
   return *kEmpty;
 }
 
@@ -275,7 +276,7 @@ bool Instruction::IsRoot() const {
 
 std::string Instruction::ToString() const {
   std::string s = StrCat("%", name_, " = ", shape_.ToString(), " ",
-                               OpcodeName(opcode_), "(");
+                         OpcodeName(opcode_), "(");
   for (size_t i = 0; i < operands_.size(); ++i) {
     if (i) s += ", ";
     StrAppend(&s, "%", operands_[i]->name());

@@ -48,7 +48,9 @@ class Instruction {
   Computation* parent() const { return parent_; }
 
   // ---- Operands and users.
-  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  int64_t operand_count() const {
+    return static_cast<int64_t>(operands_.size());
+  }
   Instruction* operand(int64_t i) const { return operands_[i]; }
   const InstructionVector& operands() const { return operands_; }
   const InstructionVector& users() const { return users_; }

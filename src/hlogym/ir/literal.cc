@@ -30,8 +30,8 @@ Literal Literal::Unknown(const Shape& shape) {
 uint64_t Literal::GetBits(int64_t i) const {
   int w = ByteWidth(shape_.element_type());
   if (IsComplexType(shape_.element_type())) w /= 2;
-  const uint8_t* p = data_.data() + static_cast<size_t>(i) *
-                                        ByteWidth(shape_.element_type());
+  const uint8_t* p =
+      data_.data() + static_cast<size_t>(i) * ByteWidth(shape_.element_type());
   uint64_t v = 0;
   std::memcpy(&v, p, w);
   return v;
@@ -188,9 +188,9 @@ bool Literal::operator==(const Literal& o) const {
 }
 
 uint64_t Literal::Hash() const {
-  uint64_t h = XXH3_64bits_withSeed(data_.data(), data_.size(),
-                                    static_cast<uint64_t>(
-                                        shape_.element_type()) + 1);
+  uint64_t h =
+      XXH3_64bits_withSeed(data_.data(), data_.size(),
+                           static_cast<uint64_t>(shape_.element_type()) + 1);
   if (unknown_) h ^= 0x9e3779b97f4a7c15ull;
   for (int64_t d : shape_.dimensions()) {
     h = XXH3_64bits_withSeed(&d, sizeof(d), h);
@@ -261,9 +261,10 @@ void AppendFloat(PrimitiveType type, uint64_t bits, std::string* out) {
     out->append(v < 0 ? "-inf" : "inf");
     return;
   }
-  int mb = type == PrimitiveType::kF32   ? 23
-           : type == PrimitiveType::kF64 ? 52
-                                         : SmallFloatFormat(type)->mantissa_bits;
+  int mb = type == PrimitiveType::kF32 ? 23
+           : type == PrimitiveType::kF64
+               ? 52
+               : SmallFloatFormat(type)->mantissa_bits;
   const size_t start = out->size();
   // XLA prints f32/f64 with digits10 digits, or max_digits10 when that does
   // not round-trip; half and smaller types with 4 significant digits.

@@ -25,7 +25,9 @@ class Literal {
 
   const Shape& shape() const { return shape_; }
   bool is_unknown() const { return unknown_; }
-  int64_t element_count() const { return shape_.IsArray() ? shape_.ElementsIn() : 0; }
+  int64_t element_count() const {
+    return shape_.IsArray() ? shape_.ElementsIn() : 0;
+  }
 
   // Tuple literals.
   const std::vector<Literal>& tuple_elements() const { return elements_; }

@@ -45,9 +45,9 @@ absl::Status Module::RemoveComputation(Computation* c) {
       }
     });
     if (called) {
-      return absl::FailedPreconditionError(StrCat(
-          "cannot remove '", c->name(), "': computation '", comp->name(),
-          "' calls it"));
+      return absl::FailedPreconditionError(StrCat("cannot remove '", c->name(),
+                                                  "': computation '",
+                                                  comp->name(), "' calls it"));
     }
   }
   computations_.erase(it);

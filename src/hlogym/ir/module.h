@@ -47,7 +47,8 @@ struct ModuleConfig {
   std::optional<std::vector<BufferDonor>> buffer_donor;
   std::optional<bool> alias_passthrough_params;
   std::optional<FrontendAttributes> frontend_attributes;
-  std::optional<std::vector<bool>> allow_spmd_sharding_propagation_to_parameters;
+  std::optional<std::vector<bool>>
+      allow_spmd_sharding_propagation_to_parameters;
   std::optional<std::vector<bool>> allow_spmd_sharding_propagation_to_output;
   // Kept as normalized text: rarely used, and only printed back.
   std::string origin_recovery_table;

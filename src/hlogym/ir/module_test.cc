@@ -33,8 +33,8 @@ void ExpectConsistentEdges(const Module& m) {
             << op->name();
       }
       for (Instruction* u : i->users()) {
-        EXPECT_TRUE(u->IsUserOf(i)) << u->name() << " lists no edge from "
-                                    << i->name();
+        EXPECT_TRUE(u->IsUserOf(i))
+            << u->name() << " lists no edge from " << i->name();
       }
       for (Instruction* p : i->control_predecessors()) {
         const auto& s = p->control_successors();
@@ -104,8 +104,10 @@ TEST(ModuleTest, CloneIsDeepAndEqual) {
   Instruction* r = c->entry_computation()->root_instruction();
   r->set_dimensions({});
   r->mutable_attrs()->unknown.emplace_back("x", "1");
-  EXPECT_EQ(m->entry_computation()->root_instruction()->dimensions().size(), 1u);
-  EXPECT_TRUE(m->entry_computation()->root_instruction()->attrs().unknown.empty());
+  EXPECT_EQ(m->entry_computation()->root_instruction()->dimensions().size(),
+            1u);
+  EXPECT_TRUE(
+      m->entry_computation()->root_instruction()->attrs().unknown.empty());
 }
 
 TEST(ModuleTest, CloneOfModuleWithRemovedInstructions) {
@@ -123,7 +125,8 @@ TEST(ModuleTest, RemoveInstructionRules) {
   Computation* e = m->entry_computation();
   absl::Status s = e->RemoveInstruction(e->FindInstruction("n"));
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(std::string(s.message()).find("still has 2 user(s)"), std::string::npos)
+  EXPECT_NE(std::string(s.message()).find("still has 2 user(s)"),
+            std::string::npos)
       << s.message();
   EXPECT_FALSE(e->RemoveInstruction(e->root_instruction()).ok());
   EXPECT_FALSE(e->RemoveInstruction(e->FindInstruction("p")).ok());
@@ -158,7 +161,8 @@ TEST(ModuleTest, ReplaceAllUsesWith) {
   // Incompatible shapes are refused with a message.
   absl::Status s = q->ReplaceAllUsesWith(e->FindInstruction("z"));
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(std::string(s.message()).find("incompatible shapes"), std::string::npos);
+  EXPECT_NE(std::string(s.message()).find("incompatible shapes"),
+            std::string::npos);
 }
 
 TEST(ModuleTest, ReplaceOperandAndUse) {

@@ -55,7 +55,7 @@ std::string_view PrimitiveTypeName(PrimitiveType t);
 // words that are not type names.
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view s);
 
-bool IsArrayType(PrimitiveType t);  // has elements: not token/opaque/tuple
+bool IsArrayType(PrimitiveType t);     // has elements: not token/opaque/tuple
 bool IsIntegralType(PrimitiveType t);  // signed or unsigned integer (not pred)
 bool IsSignedIntegralType(PrimitiveType t);
 bool IsUnsignedIntegralType(PrimitiveType t);
@@ -75,8 +75,8 @@ struct FloatFormat {
   int mantissa_bits;
   int bias;
   bool has_sign = true;
-  bool has_inf = true;          // IEEE-like: all-ones exponent = inf/nan
-  bool nan_all_ones = false;    // "fn": only all-ones exp+mantissa is NaN
+  bool has_inf = true;             // IEEE-like: all-ones exponent = inf/nan
+  bool nan_all_ones = false;       // "fn": only all-ones exp+mantissa is NaN
   bool nan_negative_zero = false;  // "fnuz": the bit pattern -0 is NaN
   bool has_nan = true;
   int total_bits() const {

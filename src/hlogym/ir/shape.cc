@@ -97,7 +97,8 @@ int64_t Shape::ElementsIn() const {
   for (int64_t d : dims_) {
     if (d == kUnboundedSize) return 0;
     // Saturate instead of overflowing on absurd (fuzzed) dimensions.
-    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
   }
   return n;
 }
@@ -255,16 +256,14 @@ void AppendLayout(const Layout& layout, std::string* out) {
       }
     }
     if (layout.tail_padding_alignment_in_elements != 1) {
-      StrAppend(out, "L(", layout.tail_padding_alignment_in_elements,
-                      ")");
+      StrAppend(out, "L(", layout.tail_padding_alignment_in_elements, ")");
     }
     if (layout.index_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(out, "#(", PrimitiveTypeName(layout.index_primitive_type),
-                      ")");
+      StrAppend(out, "#(", PrimitiveTypeName(layout.index_primitive_type), ")");
     }
     if (layout.pointer_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(out, "*(",
-                      PrimitiveTypeName(layout.pointer_primitive_type), ")");
+      StrAppend(out, "*(", PrimitiveTypeName(layout.pointer_primitive_type),
+                ")");
     }
     if (layout.element_size_in_bits != 0) {
       StrAppend(out, "E(", layout.element_size_in_bits, ")");
@@ -289,8 +288,7 @@ void AppendLayout(const Layout& layout, std::string* out) {
       out->push_back(')');
     }
     if (layout.dynamic_shape_metadata_prefix_bytes != 0) {
-      StrAppend(out, "M(", layout.dynamic_shape_metadata_prefix_bytes,
-                      ")");
+      StrAppend(out, "M(", layout.dynamic_shape_metadata_prefix_bytes, ")");
     }
   }
   out->push_back('}');

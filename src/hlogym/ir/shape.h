@@ -39,7 +39,12 @@ struct SplitConfig {
 // A dense or sparse layout. The fields follow the order of the text format
 // (section 4.2 of the text format notes).
 struct Layout {
-  enum class DimLevel : uint8_t { kDense, kCompressed, kSingleton, kLooseCompressed };
+  enum class DimLevel : uint8_t {
+    kDense,
+    kCompressed,
+    kSingleton,
+    kLooseCompressed
+  };
   struct DimLevelType {
     DimLevel level = DimLevel::kDense;
     bool not_unique = false;   // printed '+'
@@ -53,7 +58,7 @@ struct Layout {
   DimVector minor_to_major;
   std::vector<DimLevelType> dim_level_types;
   std::vector<Tile> tiles;
-  int64_t tail_padding_alignment_in_elements = 1;  // L(n)
+  int64_t tail_padding_alignment_in_elements = 1;                  // L(n)
   PrimitiveType index_primitive_type = PrimitiveType::kInvalid;    // #(t)
   PrimitiveType pointer_primitive_type = PrimitiveType::kInvalid;  // *(t)
   int64_t element_size_in_bits = 0;                                // E(n)

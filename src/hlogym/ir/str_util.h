@@ -21,14 +21,14 @@ inline void AppendOne(std::string* out, const std::string& s) {
 inline void AppendOne(std::string* out, char c) { out->push_back(c); }
 // Debian's absl::string_view is its own type (status messages use it).
 template <typename T>
-  requires std::same_as<T, absl::string_view> &&
-           (!std::same_as<absl::string_view, std::string_view>)
-void AppendOne(std::string* out, const T& s) {
+requires std::same_as<T, absl::string_view> &&
+    (!std::same_as<absl::string_view, std::string_view>)void AppendOne(
+        std::string* out, const T& s) {
   out->append(s.data(), s.size());
 }
 template <std::integral T>
-  requires(!std::same_as<T, char> && !std::same_as<T, bool>)
-void AppendOne(std::string* out, T v) {
+requires(!std::same_as<T, char> &&
+         !std::same_as<T, bool>) void AppendOne(std::string* out, T v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);

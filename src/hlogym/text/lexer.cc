@@ -19,11 +19,25 @@ inline bool IsIdentChar(char c) {
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 constexpr std::array<std::string_view, 19> kKeywords = {
-    "true",         "false",    "inf",        "HloModule",
-    "ENTRY",        "ROOT",     "FileNames",  "FunctionNames",
-    "FileLocations", "StackFrames", "maximal", "replicated",
-    "manual",       "last_tile_dim_replicate", "shard_as", "shard_like",
-    "unknown",      "unreduced", "nan"};
+    "true",
+    "false",
+    "inf",
+    "HloModule",
+    "ENTRY",
+    "ROOT",
+    "FileNames",
+    "FunctionNames",
+    "FileLocations",
+    "StackFrames",
+    "maximal",
+    "replicated",
+    "manual",
+    "last_tile_dim_replicate",
+    "shard_as",
+    "shard_like",
+    "unknown",
+    "unreduced",
+    "nan"};
 
 // Matches [chars]{2,} where chars is a small set; returns length or 0.
 size_t MatchLabelRun(const char* p, const char* end, const char* set) {
@@ -151,8 +165,7 @@ bool IsKeyword(std::string_view s) {
   return false;
 }
 
-void LineAndColumn(std::string_view text, const char* p, int* line,
-                   int* col) {
+void LineAndColumn(std::string_view text, const char* p, int* line, int* col) {
   int l = 1, c = 1;
   const char* end = text.data() + text.size();
   if (p > end) p = end;
@@ -272,7 +285,8 @@ void Lexer::Next(Token* tok) {
   }
   if (IsDigit(c)) return LexNumberOrPattern(tok);
   if (IsIdentStart(c)) return LexIdentifier(tok);
-  if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) {
+  if (static_cast<unsigned char>(c) >= 0x20 &&
+      static_cast<unsigned char>(c) < 0x7f) {
     return Error(tok, cur_, StrCat("unexpected character '", c, "'"));
   }
   return Error(tok, cur_,
@@ -370,7 +384,8 @@ void Lexer::LexNumberOrPattern(Token* tok) {
       if (std::fabs(v) >= 1.0 || v == 0.0) {
         bool tiny = false;
         for (const char* q = start; q < start + n; ++q) {
-          if ((*q == 'e' || *q == 'E') && q + 1 < start + n && q[1] == '-') tiny = true;
+          if ((*q == 'e' || *q == 'E') && q + 1 < start + n && q[1] == '-')
+            tiny = true;
         }
         if (!tiny) return Error(tok, start, "number out of range for f64");
         v = 0.0;
@@ -393,7 +408,8 @@ void Lexer::LexNumberOrPattern(Token* tok) {
     tok->text = std::string_view(start, n);
     tok->end = cur_;
   };
-  if (size_t n = MatchDimLabels(start, end_); n > 0) return pattern(Tok::kDimLabels, n);
+  if (size_t n = MatchDimLabels(start, end_); n > 0)
+    return pattern(Tok::kDimLabels, n);
   if (size_t n = MatchDxD(start, end_); n > 0) return pattern(Tok::kDxD, n);
   if (size_t n = MatchPad(start, end_); n > 0) return pattern(Tok::kPad, n);
   if (size_t n = MatchSignedDigits(start, end_); n > 0) {
@@ -405,8 +421,8 @@ void Lexer::LexNumberOrPattern(Token* tok) {
     tok->kind = Tok::kInt;
     tok->text = std::string_view(start, n);
     tok->int_negative = neg;
-    tok->int_overflow = r.ec != std::errc() ||
-                        (neg && mag > (uint64_t{1} << 63));
+    tok->int_overflow =
+        r.ec != std::errc() || (neg && mag > (uint64_t{1} << 63));
     tok->int_bits = neg ? (~mag + 1) : mag;
     tok->end = cur_;
     return;
@@ -444,20 +460,43 @@ void Lexer::LexString(Token* tok) {
       char e = cur_[1];
       cur_ += 2;
       switch (e) {
-        case 'n': tok->str.push_back('\n'); break;
-        case 't': tok->str.push_back('\t'); break;
-        case 'r': tok->str.push_back('\r'); break;
-        case 'a': tok->str.push_back('\a'); break;
-        case 'b': tok->str.push_back('\b'); break;
-        case 'f': tok->str.push_back('\f'); break;
-        case 'v': tok->str.push_back('\v'); break;
-        case '\\': tok->str.push_back('\\'); break;
-        case '\'': tok->str.push_back('\''); break;
-        case '"': tok->str.push_back('"'); break;
-        case '?': tok->str.push_back('?'); break;
+        case 'n':
+          tok->str.push_back('\n');
+          break;
+        case 't':
+          tok->str.push_back('\t');
+          break;
+        case 'r':
+          tok->str.push_back('\r');
+          break;
+        case 'a':
+          tok->str.push_back('\a');
+          break;
+        case 'b':
+          tok->str.push_back('\b');
+          break;
+        case 'f':
+          tok->str.push_back('\f');
+          break;
+        case 'v':
+          tok->str.push_back('\v');
+          break;
+        case '\\':
+          tok->str.push_back('\\');
+          break;
+        case '\'':
+          tok->str.push_back('\'');
+          break;
+        case '"':
+          tok->str.push_back('"');
+          break;
+        case '?':
+          tok->str.push_back('?');
+          break;
         case 'x': {
           int v = 0, n = 0;
-          while (cur_ < end_ && n < 2 && std::isxdigit(static_cast<unsigned char>(*cur_))) {
+          while (cur_ < end_ && n < 2 &&
+                 std::isxdigit(static_cast<unsigned char>(*cur_))) {
             char h = *cur_++;
             v = v * 16 + (IsDigit(h) ? h - '0' : (std::tolower(h) - 'a' + 10));
             ++n;
@@ -483,7 +522,8 @@ void Lexer::LexString(Token* tok) {
             tok->str.push_back(static_cast<char>(v));
           } else {
             cur_ = start;
-            return Error(tok, start, StrCat("invalid escape '\\", e, "' in string"));
+            return Error(tok, start,
+                         StrCat("invalid escape '\\", e, "' in string"));
           }
       }
       continue;

@@ -57,9 +57,9 @@ struct Token {
   double decimal = 0;         // kDecimal
   bool is_nan = false;        // kDecimal that is a NaN
   bool nan_negative = false;
-  int64_t nan_payload = -1;   // -1: no explicit payload
+  int64_t nan_payload = -1;                       // -1: no explicit payload
   PrimitiveType ptype = PrimitiveType::kInvalid;  // kPrimitiveType
-  std::string error;  // kError message
+  std::string error;                              // kError message
 };
 
 class Lexer {

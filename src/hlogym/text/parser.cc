@@ -31,7 +31,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 std::string ToLower(std::string_view s) {
   std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : r)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return r;
 }
 
@@ -134,7 +135,8 @@ void FillMissingLayouts(Shape* s) {
     for (Shape& e : *s->mutable_tuple_shapes()) FillMissingLayouts(&e);
   } else if (s->IsArray() &&
              (!s->has_layout() ||
-              static_cast<int64_t>(s->layout().minor_to_major.size()) != s->rank())) {
+              static_cast<int64_t>(s->layout().minor_to_major.size()) !=
+                  s->rank())) {
     s->SetDefaultLayout();
   }
 }
@@ -147,17 +149,20 @@ absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
   const InstructionAttrs& a = p.attrs_or_empty();
   auto need = [&](size_t n) -> absl::Status {
     if (shapes.size() < n) {
-      return absl::InvalidArgumentError(StrCat("expected at least ", static_cast<int64_t>(n), " operands"));
+      return absl::InvalidArgumentError(
+          StrCat("expected at least ", static_cast<int64_t>(n), " operands"));
     }
     return absl::OkStatus();
   };
   const std::vector<int64_t> dims =
-      p.dimensions ? std::vector<int64_t>(p.dimensions->begin(), p.dimensions->end())
-                   : std::vector<int64_t>();
+      p.dimensions
+          ? std::vector<int64_t>(p.dimensions->begin(), p.dimensions->end())
+          : std::vector<int64_t>();
   auto program = [](Computation* c) {
     return c ? ComputeProgramShape(*c) : ProgramShape();
   };
-  if (absl::Status st = need(1); !st.ok() && p.opcode != Opcode::kConstant) return st;
+  if (absl::Status st = need(1); !st.ok() && p.opcode != Opcode::kConstant)
+    return st;
   switch (p.opcode) {
     case Opcode::kPad:
       if (absl::Status st = need(2); !st.ok()) return st;
@@ -167,31 +172,34 @@ absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
     case Opcode::kReverse:
       return InferReverseShape(*shapes[0], dims);
     case Opcode::kConcatenate:
-      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      if (dims.size() != 1)
+        return absl::InvalidArgumentError("needs one dimension");
       return InferConcatenateShape(shapes, dims[0]);
     case Opcode::kDot:
       if (absl::Status st = need(2); !st.ok()) return st;
       return InferDotShape(*shapes[0], *shapes[1],
-                           a.dot_dnums.value_or(DotDimensionNumbers()), std::nullopt);
+                           a.dot_dnums.value_or(DotDimensionNumbers()),
+                           std::nullopt);
     case Opcode::kRaggedDot:
       if (absl::Status st = need(3); !st.ok()) return st;
-      return InferRaggedDotShape(*shapes[0], *shapes[1], *shapes[2],
-                                 a.dot_dnums.value_or(DotDimensionNumbers()),
-                                 a.ragged_dnums.value_or(RaggedDotDimensionNumbers()),
-                                 std::nullopt);
+      return InferRaggedDotShape(
+          *shapes[0], *shapes[1], *shapes[2],
+          a.dot_dnums.value_or(DotDimensionNumbers()),
+          a.ragged_dnums.value_or(RaggedDotDimensionNumbers()), std::nullopt);
     case Opcode::kConvolution:
       if (absl::Status st = need(2); !st.ok()) return st;
-      return InferConvolutionShape(*shapes[0], *shapes[1], a.feature_group_count,
-                                   a.batch_group_count, a.window.value_or(Window()),
-                                   a.conv_dnums.value_or(ConvolutionDimensionNumbers()),
-                                   std::nullopt);
+      return InferConvolutionShape(
+          *shapes[0], *shapes[1], a.feature_group_count, a.batch_group_count,
+          a.window.value_or(Window()),
+          a.conv_dnums.value_or(ConvolutionDimensionNumbers()), std::nullopt);
     case Opcode::kReduce:
       return InferReduceShape(shapes, dims, program(p.to_apply));
     case Opcode::kReduceWindow:
       return InferReduceWindowShape(shapes, a.window.value_or(Window()),
                                     program(p.to_apply));
     case Opcode::kSort:
-      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      if (dims.size() != 1)
+        return absl::InvalidArgumentError("needs one dimension");
       return InferSortShape(shapes, dims[0], program(p.to_apply));
     case Opcode::kMap:
       return InferMapShape(shapes, program(p.to_apply));
@@ -201,8 +209,9 @@ absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
                               a.gather_dnums.value_or(GatherDimensionNumbers()),
                               a.gather_slice_sizes);
     case Opcode::kScatter:
-      return InferScatterShape(shapes, program(p.to_apply),
-                               a.scatter_dnums.value_or(ScatterDimensionNumbers()));
+      return InferScatterShape(
+          shapes, program(p.to_apply),
+          a.scatter_dnums.value_or(ScatterDimensionNumbers()));
     case Opcode::kSelectAndScatter:
       if (absl::Status st = need(3); !st.ok()) return st;
       return InferSelectAndScatterShape(*shapes[0], program(p.select),
@@ -218,11 +227,13 @@ absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
       if (absl::Status st = need(2); !st.ok()) return st;
       return InferTriangularSolveShape(*shapes[0], *shapes[1], a.left_side);
     case Opcode::kGetDimensionSize:
-      if (dims.size() != 1) return absl::InvalidArgumentError("needs one dimension");
+      if (dims.size() != 1)
+        return absl::InvalidArgumentError("needs one dimension");
       return InferGetDimensionSizeShape(*shapes[0], dims[0]);
     case Opcode::kSetDimensionSize:
       if (dims.size() != 1 || shapes.size() < 2) {
-        return absl::InvalidArgumentError("needs one dimension and two operands");
+        return absl::InvalidArgumentError(
+            "needs one dimension and two operands");
       }
       return InferSetDimensionSizeShape(*shapes[0], *shapes[1], dims[0]);
     case Opcode::kBatchNormTraining:
@@ -232,7 +243,8 @@ absl::StatusOr<Shape> InferOmittedShape(const PendingInstruction& p) {
     case Opcode::kBatchNormInference:
       if (absl::Status st = need(5); !st.ok()) return st;
       return InferBatchNormInferenceShape(*shapes[0], *shapes[1], *shapes[2],
-                                          *shapes[3], *shapes[4], a.feature_index);
+                                          *shapes[3], *shapes[4],
+                                          a.feature_index);
     case Opcode::kBatchNormGrad:
       if (absl::Status st = need(5); !st.ok()) return st;
       return InferBatchNormGradShape(*shapes[0], *shapes[1], *shapes[2],
@@ -327,8 +339,7 @@ class Parser {
     explicit Depth(Parser* parser) : p(parser) { ++p->depth_; }
     ~Depth() { --p->depth_; }
     bool ok() const {
-      return p->depth_ <= p->options_.max_depth ||
-             p->Error("nesting too deep");
+      return p->depth_ <= p->options_.max_depth || p->Error("nesting too deep");
     }
   };
 
@@ -351,7 +362,8 @@ class Parser {
   Instruction* Build(PendingInstruction* p);
   bool CheckRequired(PendingInstruction* p);
   Instruction* LookupInstruction(std::string_view name, const char* loc);
-  Instruction* TupleElementRef(Instruction* base, const std::vector<int64_t>& idx,
+  Instruction* TupleElementRef(Instruction* base,
+                               const std::vector<int64_t>& idx,
                                const char* loc);
   bool DefineName(Instruction* inst, const char* loc);
   bool CheckName(std::string_view name, const char* loc);
@@ -381,8 +393,8 @@ class Parser {
   bool ParseWindow(Window* w);
   bool ParseDimLabels(ConvolutionDimensionNumbers* d);
   bool ParsePadding(PaddingConfig* p);
-  bool ParsePadToken(std::string_view text, std::vector<std::vector<int64_t>>* g,
-                     const char* loc);
+  bool ParsePadToken(std::string_view text,
+                     std::vector<std::vector<int64_t>>* g, const char* loc);
   bool ParseSlice(std::vector<SliceDimension>* s);
   bool ParseReplicaGroups(ReplicaGroups* g);
   // {...} at the current token; whitespace collapsed unless !normalize.
@@ -450,9 +462,9 @@ bool Parser::ParseModuleText() {
   } else {
     // Headerless module: ENTRY first, or a name followed by '{'.
     bool headerless = AtKeyword("ENTRY");
-    if (!headerless && (tok_.kind == Tok::kIdent ||
-                        tok_.kind == Tok::kPercentName ||
-                        tok_.kind == Tok::kName)) {
+    if (!headerless &&
+        (tok_.kind == Tok::kIdent || tok_.kind == Tok::kPercentName ||
+         tok_.kind == Tok::kName)) {
       headerless = PeekKind() == Tok::kLbrace;
     }
     if (!headerless) return ParseSingleInstruction();
@@ -472,7 +484,8 @@ bool Parser::ParseModuleText() {
     Computation* c = module_->computations().back().get();
     (void)before;
     if (is_entry) {
-      if (have_entry) return Error("module has more than one ENTRY computation");
+      if (have_entry)
+        return Error("module has more than one ENTRY computation");
       have_entry = true;
       module_->set_entry_computation(c);
     }
@@ -519,9 +532,11 @@ bool Parser::ParseHeaderAttributes() {
       while (tok_.kind != Tok::kRbrace) {
         InputOutputAlias a;
         if (!ParseShapeIndex(&a.output_index)) return false;
-        if (!Expect(Tok::kColon, "':'") || !Expect(Tok::kLparen, "'('")) return false;
+        if (!Expect(Tok::kColon, "':'") || !Expect(Tok::kLparen, "'('"))
+          return false;
         if (!ParseInt(&a.parameter)) return false;
-        if (!Expect(Tok::kComma, "','") || !ParseShapeIndex(&a.parameter_index)) {
+        if (!Expect(Tok::kComma, "','") ||
+            !ParseShapeIndex(&a.parameter_index)) {
           return false;
         }
         if (Accept(Tok::kComma)) {
@@ -597,9 +612,8 @@ bool Parser::ParseStackFrames() {
   int depth = 0;
   while (tok_.kind != Tok::kEof) {
     if (tok_.kind == Tok::kError) return Error("invalid token");
-    if (depth == 0 &&
-        (AtKeyword("ENTRY") || tok_.kind == Tok::kIdent ||
-         tok_.kind == Tok::kPercentName)) {
+    if (depth == 0 && (AtKeyword("ENTRY") || tok_.kind == Tok::kIdent ||
+                       tok_.kind == Tok::kPercentName)) {
       break;
     }
     if (tok_.kind == Tok::kLbrace) ++depth;
@@ -640,14 +654,16 @@ bool Parser::ParseComputation(bool* is_entry) {
   const char* name_loc = tok_.begin;
   Advance();
   if (computations_.contains(name)) {
-    return Error(name_loc, StrCat("computation '", name, "' is already defined"));
+    return Error(name_loc,
+                 StrCat("computation '", name, "' is already defined"));
   }
   Computation* c = ParseInstructionList(name, /*allow_signature=*/true);
   if (c == nullptr) return false;
   if (tok_.kind == Tok::kComma && PeekKind() == Tok::kAttributeName) {
     Advance();
     if (tok_.text != "execution_thread") {
-      return Error(StrCat("unexpected computation attribute '", tok_.text, "'"));
+      return Error(
+          StrCat("unexpected computation attribute '", tok_.text, "'"));
     }
     Advance();
     std::string thread;
@@ -714,15 +730,17 @@ Computation* Parser::ParseInstructionList(std::string name,
   if (!has_root) comp->set_root_instruction(scope.last);
   if (declared_result &&
       !declared_result->Compatible(comp->root_instruction()->shape())) {
-    Error(sig_loc, StrCat("computation '", name, "': the signature's result shape ",
-                          declared_result->ToString(), " does not match the root's ",
-                          comp->root_instruction()->shape().ToString()));
+    Error(sig_loc,
+          StrCat("computation '", name, "': the signature's result shape ",
+                 declared_result->ToString(), " does not match the root's ",
+                 comp->root_instruction()->shape().ToString()));
     return nullptr;
   }
   // Parameters must be numbered 0..n-1 without gaps.
   for (int64_t i = 0; i < comp->num_parameters(); ++i) {
     if (comp->parameter_instruction(i) == nullptr) {
-      Error(close, StrCat("computation '", name, "' is missing parameter(", i, ")"));
+      Error(close,
+            StrCat("computation '", name, "' is missing parameter(", i, ")"));
       return nullptr;
     }
   }
@@ -740,7 +758,8 @@ bool Parser::ParseSingleInstruction() {
   // Give the instruction a name if it has none.
   bool named = (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) &&
                PeekKind() == Tok::kEqual;
-  bool unnamed = tok_.kind == Tok::kPrimitiveType || tok_.kind == Tok::kLparen ||
+  bool unnamed = tok_.kind == Tok::kPrimitiveType ||
+                 tok_.kind == Tok::kLparen ||
                  (tok_.kind == Tok::kIdent && PeekKind() == Tok::kLparen &&
                   ParseOpcode(tok_.text).has_value());
   if (!named && !unnamed && !AtKeyword("ROOT")) {
@@ -748,7 +767,8 @@ bool Parser::ParseSingleInstruction() {
   }
   allow_unnamed_ = unnamed;
   if (!ParseInstruction(comp.get(), &has_root)) return false;
-  if (tok_.kind != Tok::kEof) return Error("unexpected text after the instruction");
+  if (tok_.kind != Tok::kEof)
+    return Error("unexpected text after the instruction");
   scopes_.pop_back();
   if (!has_root) comp->set_root_instruction(comp->instructions().back());
   for (int64_t i = 0; i < comp->num_parameters(); ++i) {
@@ -832,7 +852,8 @@ Instruction* Parser::TupleElementRef(Instruction* base,
     }
     std::string name = StrCat(cur->name(), "_", i);
     if (s.names.contains(name)) name = FreshName(name);
-    if (!cur->shape().IsTuple() || i < 0 || i >= cur->shape().tuple_shapes_size()) {
+    if (!cur->shape().IsTuple() || i < 0 ||
+        i >= cur->shape().tuple_shapes_size()) {
       Error(loc, StrCat("tuple index ", i, " is invalid for '", cur->name(),
                         "' of shape ", cur->shape().ToString()));
       return nullptr;
@@ -878,8 +899,9 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
     Advance();
     if (!Expect(Tok::kEqual, "'=' after the instruction name")) return false;
   } else if (tok_.kind == Tok::kAttributeName) {
-    return Error("expected whitespace between the instruction name and '=' "
-                 "(or a '%' before the name)");
+    return Error(
+        "expected whitespace between the instruction name and '=' "
+        "(or a '%' before the name)");
   } else if (tok_.kind == Tok::kError) {
     return Error("invalid token");
   } else {
@@ -904,9 +926,10 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
     // Async shorthand: <op>-start / <op>-update / <op>-done.
     Opcode async_op = Opcode::kAsyncStart;
     std::string_view inner;
-    for (auto [suffix, op2] : {std::pair<std::string_view, Opcode>{"-start", Opcode::kAsyncStart},
-                               {"-update", Opcode::kAsyncUpdate},
-                               {"-done", Opcode::kAsyncDone}}) {
+    for (auto [suffix, op2] :
+         {std::pair<std::string_view, Opcode>{"-start", Opcode::kAsyncStart},
+          {"-update", Opcode::kAsyncUpdate},
+          {"-done", Opcode::kAsyncDone}}) {
       if (word.size() > suffix.size() &&
           word.substr(word.size() - suffix.size()) == suffix) {
         inner = word.substr(0, word.size() - suffix.size());
@@ -946,9 +969,8 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
 }
 
 bool Parser::ParseOperands(PendingInstruction* p) {
-  const Opcode op = p->wrapped && p->opcode == Opcode::kAsyncStart
-                        ? *p->wrapped
-                        : p->opcode;
+  const Opcode op =
+      p->wrapped && p->opcode == Opcode::kAsyncStart ? *p->wrapped : p->opcode;
   if (!Expect(Tok::kLparen, "'(' to open the operand list")) return false;
   if (op == Opcode::kParameter && !p->wrapped) {
     int64_t n;
@@ -974,12 +996,13 @@ bool Parser::ParseOperands(PendingInstruction* p) {
   }
   if (!Expect(Tok::kRparen, "')' to close the operand list")) return false;
   const int arity = OpcodeArity(op);
-  const bool sparse_conv = op == Opcode::kConvolution && p->operands.size() == 3;
+  const bool sparse_conv =
+      op == Opcode::kConvolution && p->operands.size() == 3;
   if (arity >= 0 && !p->wrapped && !sparse_conv &&
       static_cast<int>(p->operands.size()) != arity) {
-    return Error(p->loc, StrCat(OpcodeName(op), " takes ", arity,
-                                " operand(s) but ", p->operands.size(),
-                                " were given"));
+    return Error(p->loc,
+                 StrCat(OpcodeName(op), " takes ", arity, " operand(s) but ",
+                        p->operands.size(), " were given"));
   }
   if ((op == Opcode::kReduce || op == Opcode::kReduceWindow) && !p->wrapped &&
       p->operands.size() % 2 != 0) {
@@ -1012,7 +1035,8 @@ bool Parser::ParseOperand(PendingInstruction* p, Instruction** out) {
     return *out != nullptr;
   }
   if (tok_.kind != Tok::kPercentName && tok_.kind != Tok::kIdent) {
-    if (shape && scopes_.size() == 1 && scopes_.back().comp->name() == "entry" &&
+    if (shape && scopes_.size() == 1 &&
+        scopes_.back().comp->name() == "entry" &&
         module_->computations().empty()) {
       // Single-instruction mode: an unnamed operand is a new parameter.
       Scope& s = scopes_.back();
@@ -1111,8 +1135,7 @@ bool KeyAllowed(Opcode op, std::string_view key) {
     return in({O::kBroadcast, O::kTranspose, O::kReverse, O::kConcatenate,
                O::kReduce, O::kMap, O::kSort, O::kScan, O::kAllGather,
                O::kAllGatherStart, O::kReduceScatter, O::kAllToAll,
-               O::kRaggedAllToAll, O::kGetDimensionSize,
-               O::kSetDimensionSize});
+               O::kRaggedAllToAll, O::kGetDimensionSize, O::kSetDimensionSize});
   }
   if (key == "to_apply") {
     return in({O::kReduce, O::kReduceWindow, O::kMap, O::kSort, O::kScan,
@@ -1178,8 +1201,8 @@ bool KeyAllowed(Opcode op, std::string_view key) {
   }
   if (key == "lower") return in({O::kTriangularSolve, O::kCholesky});
   if (key == "epsilon" || key == "feature_index") {
-    return in({O::kBatchNormTraining, O::kBatchNormInference,
-               O::kBatchNormGrad});
+    return in(
+        {O::kBatchNormTraining, O::kBatchNormInference, O::kBatchNormGrad});
   }
   if (key == "exponent_bits" || key == "mantissa_bits") {
     return op == O::kReducePrecision;
@@ -1316,9 +1339,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     return true;
   }
 
-  const Opcode op = p->wrapped && p->opcode == Opcode::kAsyncStart
-                        ? *p->wrapped
-                        : p->opcode;
+  const Opcode op =
+      p->wrapped && p->opcode == Opcode::kAsyncStart ? *p->wrapped : p->opcode;
   if (!KeyAllowed(op, key) &&
       !(p->wrapped && p->opcode == Opcode::kAsyncStart &&
         (key == "async_execution_thread" || key == "calls")) &&
@@ -1349,8 +1371,9 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       case Opcode::kGetDimensionSize:
       case Opcode::kSetDimensionSize:
         if (v.size() != 1) {
-          return Error(vloc, StrCat(OpcodeName(op),
-                                    " takes exactly one dimension in dimensions="));
+          return Error(vloc,
+                       StrCat(OpcodeName(op),
+                              " takes exactly one dimension in dimensions="));
         }
         break;
       case Opcode::kAllToAll:
@@ -1390,8 +1413,9 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       const char* save = lexer_.position();
       Token saved = tok_;
       Advance();
-      bool list = (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) &&
-                  (PeekKind() == Tok::kComma || PeekKind() == Tok::kRbrace);
+      bool list =
+          (tok_.kind == Tok::kPercentName || tok_.kind == Tok::kIdent) &&
+          (PeekKind() == Tok::kComma || PeekKind() == Tok::kRbrace);
       lexer_.set_position(save);
       tok_ = saved;
       if (list) return ParseComputationList(&p->calls);
@@ -1460,7 +1484,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
                             ? &a.ragged_dnums->lhs_ragged_dimensions
                             : &a.ragged_dnums->rhs_group_dimensions);
   }
-  if (key == "operand_precision") return ParsePrecisionList(&a.operand_precision);
+  if (key == "operand_precision")
+    return ParsePrecisionList(&a.operand_precision);
   if (key == "algorithm") {
     std::string w;
     if (!ParseEnumWord(&w)) return false;
@@ -1471,13 +1496,25 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       }
     } else {
       static constexpr std::string_view kAlgos[] = {
-          "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum",
-          "dot_f16_f16_f16", "dot_f16_f16_f32", "dot_bf16_bf16_bf16",
-          "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3", "dot_bf16_bf16_f32_x6",
-          "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3",
-          "dot_f32_f32_f32", "dot_f64_f64_f64", "unset", "alg_unset",
-          "dot_any_f8_any_f8_any", "dot_any_f8_any_f8_f32_fast_accum"};
-      if (std::find(std::begin(kAlgos), std::end(kAlgos), w) == std::end(kAlgos)) {
+          "dot_any_f8_any_f8_f32",
+          "dot_any_f8_any_f8_f32_fast_accum",
+          "dot_f16_f16_f16",
+          "dot_f16_f16_f32",
+          "dot_bf16_bf16_bf16",
+          "dot_bf16_bf16_f32",
+          "dot_bf16_bf16_f32_x3",
+          "dot_bf16_bf16_f32_x6",
+          "dot_bf16_bf16_f32_x9",
+          "dot_tf32_tf32_f32",
+          "dot_tf32_tf32_f32_x3",
+          "dot_f32_f32_f32",
+          "dot_f64_f64_f64",
+          "unset",
+          "alg_unset",
+          "dot_any_f8_any_f8_any",
+          "dot_any_f8_any_f8_f32_fast_accum"};
+      if (std::find(std::begin(kAlgos), std::end(kAlgos), w) ==
+          std::end(kAlgos)) {
         return Error(key_loc, StrCat("unknown dot algorithm '", w, "'"));
       }
     }
@@ -1489,9 +1526,9 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       key == "start_indices_batching_dims") {
     if (!a.gather_dnums) a.gather_dnums.emplace();
     auto& g = *a.gather_dnums;
-    auto& v = key == "offset_dims"            ? g.offset_dims
-              : key == "collapsed_slice_dims" ? g.collapsed_slice_dims
-              : key == "start_index_map"      ? g.start_index_map
+    auto& v = key == "offset_dims"             ? g.offset_dims
+              : key == "collapsed_slice_dims"  ? g.collapsed_slice_dims
+              : key == "start_index_map"       ? g.start_index_map
               : key == "operand_batching_dims" ? g.operand_batching_dims
                                                : g.start_indices_batching_dims;
     return ParseIntList(&v);
@@ -1517,11 +1554,12 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
       key == "scatter_indices_batching_dims") {
     if (!a.scatter_dnums) a.scatter_dnums.emplace();
     auto& s = *a.scatter_dnums;
-    auto& v = key == "update_window_dims"             ? s.update_window_dims
-              : key == "inserted_window_dims"         ? s.inserted_window_dims
-              : key == "scatter_dims_to_operand_dims" ? s.scatter_dims_to_operand_dims
-              : key == "input_batching_dims"          ? s.input_batching_dims
-                                                      : s.scatter_indices_batching_dims;
+    auto& v = key == "update_window_dims"     ? s.update_window_dims
+              : key == "inserted_window_dims" ? s.inserted_window_dims
+              : key == "scatter_dims_to_operand_dims"
+                  ? s.scatter_dims_to_operand_dims
+              : key == "input_batching_dims" ? s.input_batching_dims
+                                             : s.scatter_indices_batching_dims;
     return ParseIntList(&v);
   }
   if (key == "indices_are_sorted") return ParseBool(&a.indices_are_sorted);
@@ -1533,8 +1571,10 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     return ParsePadding(&a.padding);
   }
   if (key == "direction") {
-    if (tok_.kind != Tok::kIdent) return Error("expected a comparison direction");
-    static constexpr std::string_view kDirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+    if (tok_.kind != Tok::kIdent)
+      return Error("expected a comparison direction");
+    static constexpr std::string_view kDirs[] = {"EQ", "NE", "LT",
+                                                 "LE", "GT", "GE"};
     for (int i = 0; i < 6; ++i) {
       if (tok_.text == kDirs[i]) {
         p->direction = static_cast<ComparisonDirection>(i);
@@ -1558,7 +1598,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     return Error(StrCat("unknown comparison type '", tok_.text, "'"));
   }
   if (key == "fft_type") {
-    static constexpr std::string_view kTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+    static constexpr std::string_view kTypes[] = {"FFT", "IFFT", "RFFT",
+                                                  "IRFFT"};
     for (int i = 0; i < 4; ++i) {
       if (tok_.kind == Tok::kIdent && tok_.text == kTypes[i]) {
         a.fft_type = static_cast<FftType>(i);
@@ -1576,7 +1617,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
   }
   if (key == "unit_diagonal") return ParseBool(&a.unit_diagonal);
   if (key == "transpose_a") {
-    static constexpr std::string_view kT[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+    static constexpr std::string_view kT[] = {"NO_TRANSPOSE", "TRANSPOSE",
+                                              "ADJOINT"};
     for (int i = 0; i < 3; ++i) {
       if (tok_.kind == Tok::kIdent && tok_.text == kT[i]) {
         a.transpose_a = static_cast<TriangularTranspose>(i);
@@ -1654,10 +1696,12 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
   if (key == "padding_type" || key == "schedule") {
     std::string w;
     if (!ParseEnumWord(&w)) return false;
-    for (char& c : w) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (char& c : w)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (key == "padding_type") {
       if (w != "PADDING_VALID" && w != "PADDING_SAME") {
-        return Error(key_loc, "padding_type must be PADDING_VALID or PADDING_SAME");
+        return Error(key_loc,
+                     "padding_type must be PADDING_VALID or PADDING_SAME");
       }
       a.padding_type = std::move(w);
     } else {
@@ -1675,7 +1719,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     static constexpr std::pair<std::string_view, CustomCallApiVersion> kV[] = {
         {"API_VERSION_UNSPECIFIED", CustomCallApiVersion::kUnspecified},
         {"API_VERSION_ORIGINAL", CustomCallApiVersion::kOriginal},
-        {"API_VERSION_STATUS_RETURNING", CustomCallApiVersion::kStatusReturning},
+        {"API_VERSION_STATUS_RETURNING",
+         CustomCallApiVersion::kStatusReturning},
         {"API_VERSION_STATUS_RETURNING_UNIFIED",
          CustomCallApiVersion::kStatusReturningUnified},
         {"API_VERSION_TYPED_FFI", CustomCallApiVersion::kTypedFfi}};
@@ -1706,7 +1751,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     return true;
   }
   if (key == "constrain_layout") return ParseBool(&a.constrain_layout);
-  if (key == "use_global_device_ids") return ParseBool(&a.use_global_device_ids);
+  if (key == "use_global_device_ids")
+    return ParseBool(&a.use_global_device_ids);
   if (key == "mode") {
     std::string w;
     return ParseEnumWord(&w);  // parsed then ignored, as XLA does
@@ -1717,7 +1763,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     if (!ParseIntListList(&pairs)) return false;
     for (const auto& pr : pairs) {
       if (pr.size() != 2) {
-        return Error(loc, "each source_target_pairs entry must have 2 elements");
+        return Error(loc,
+                     "each source_target_pairs entry must have 2 elements");
       }
       a.source_target_pairs.emplace_back(pr[0], pr[1]);
     }
@@ -1741,7 +1788,8 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
     return true;
   }
   if (key == "domain") return ParseRawBlock(&a.domain_text);
-  if (key == "async_execution_thread") return ParseString(&a.async_execution_thread);
+  if (key == "async_execution_thread")
+    return ParseString(&a.async_execution_thread);
   if (key == "result_accuracy") {
     if (!ParseRawBlock(&a.result_accuracy_text)) return false;
     std::string_view t = a.result_accuracy_text;
@@ -1750,8 +1798,9 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
               EqualsIgnoreCase(t, "{mode=HIGHEST}") ||
               t.substr(0, 12) == "{tolerance={";
     if (!ok) {
-      return Error(key_loc, "result_accuracy must be {mode=default|highest} or "
-                            "{tolerance={atol=..,rtol=..,ulps=..}}");
+      return Error(key_loc,
+                   "result_accuracy must be {mode=default|highest} or "
+                   "{tolerance={atol=..,rtol=..,ulps=..}}");
     }
     return true;
   }
@@ -1759,13 +1808,13 @@ bool Parser::ParseAttribute(std::string_view key, const char* key_loc,
 }
 
 bool Parser::CheckRequired(PendingInstruction* p) {
-  const Opcode op = p->wrapped && p->opcode == Opcode::kAsyncStart
-                        ? *p->wrapped
-                        : p->opcode;
+  const Opcode op =
+      p->wrapped && p->opcode == Opcode::kAsyncStart ? *p->wrapped : p->opcode;
   if (p->wrapped && p->opcode != Opcode::kAsyncStart) return true;
   auto need = [&](bool have, std::string_view what) {
     if (have) return true;
-    return Error(p->loc, StrCat(OpcodeName(op), " requires attribute '", what, "'"));
+    return Error(p->loc,
+                 StrCat(OpcodeName(op), " requires attribute '", what, "'"));
   };
   const InstructionAttrs& a = p->attrs_or_empty();
   switch (op) {
@@ -1820,7 +1869,8 @@ bool Parser::CheckRequired(PendingInstruction* p) {
     case Opcode::kSlice:
       return need(p->seen.contains("slice"), "slice");
     case Opcode::kDynamicSlice:
-      return need(p->seen.contains("dynamic_slice_sizes"), "dynamic_slice_sizes");
+      return need(p->seen.contains("dynamic_slice_sizes"),
+                  "dynamic_slice_sizes");
     case Opcode::kPad:
       return need(a.has_padding, "padding");
     case Opcode::kConvolution:
@@ -1844,7 +1894,8 @@ bool Parser::CheckRequired(PendingInstruction* p) {
       return need(p->condition != nullptr, "condition") &&
              need(p->body != nullptr, "body");
     case Opcode::kConditional: {
-      bool pairs = p->true_computation != nullptr || p->false_computation != nullptr;
+      bool pairs =
+          p->true_computation != nullptr || p->false_computation != nullptr;
       if (pairs && p->has_branch_computations) {
         return Error(p->loc,
                      "conditional takes either true/false_computation or "
@@ -1904,7 +1955,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
   const bool shorthand_start = p->wrapped && p->opcode == Opcode::kAsyncStart;
   if (!p->shape) {
     if (p->wrapped || !OpcodeShapeInferable(p->opcode)) {
-      Error(p->loc, StrCat(OpcodeName(p->opcode), " needs an explicit result shape"));
+      Error(p->loc,
+            StrCat(OpcodeName(p->opcode), " needs an explicit result shape"));
       return nullptr;
     }
     // Inference for omitted shapes covers the common structural cases.
@@ -1942,11 +1994,11 @@ Instruction* Parser::Build(PendingInstruction* p) {
         }
         break;
       case Opcode::kConditional: {
-        Computation* c = p->true_computation
-                             ? p->true_computation
-                             : (p->branch_computations.empty()
-                                    ? nullptr
-                                    : p->branch_computations[0]);
+        Computation* c =
+            p->true_computation
+                ? p->true_computation
+                : (p->branch_computations.empty() ? nullptr
+                                                  : p->branch_computations[0]);
         if (c) s = c->root_instruction()->shape();
         break;
       }
@@ -1958,7 +2010,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
           s = ops[0]->shape();
           if (p->opcode == Opcode::kIsFinite) {
             s.set_element_type(PrimitiveType::kPred);
-          } else if ((p->opcode == Opcode::kReal || p->opcode == Opcode::kImag ||
+          } else if ((p->opcode == Opcode::kReal ||
+                      p->opcode == Opcode::kImag ||
                       p->opcode == Opcode::kAbs) &&
                      IsComplexType(s.element_type())) {
             s.set_element_type(ComplexComponentType(s.element_type()));
@@ -1971,8 +2024,9 @@ Instruction* Parser::Build(PendingInstruction* p) {
     if (s.element_type() == PrimitiveType::kInvalid) {
       absl::StatusOr<Shape> inferred = InferOmittedShape(*p);
       if (!inferred.ok()) {
-        Error(p->loc, StrCat("cannot infer the shape of ", OpcodeName(p->opcode),
-                             ": ", inferred.status().message()));
+        Error(p->loc,
+              StrCat("cannot infer the shape of ", OpcodeName(p->opcode), ": ",
+                     inferred.status().message()));
         return nullptr;
       }
       s = *std::move(inferred);
@@ -2000,10 +2054,12 @@ Instruction* Parser::Build(PendingInstruction* p) {
   if (shorthand_start) {
     const Shape& ss = inst->shape();
     if (!ss.IsTuple() || ss.tuple_shapes_size() < 2) {
-      Error(p->loc, "an async start's shape must be a tuple ((operands), result, ...)");
+      Error(p->loc,
+            "an async start's shape must be a tuple ((operands), result, ...)");
       return nullptr;
     }
-    wrapped_inst = std::make_unique<Instruction>(*p->wrapped, ss.tuple_shapes(1));
+    wrapped_inst =
+        std::make_unique<Instruction>(*p->wrapped, ss.tuple_shapes(1));
     wrapped_inst->set_name(StrCat(inst->name(), ".wrapped"));
     wrapped_inst->set_source_location(line, col);
     target = wrapped_inst.get();
@@ -2015,7 +2071,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
   if (p->fusion_kind) target->set_fusion_kind(*p->fusion_kind);
   if (p->literal) target->set_literal(std::move(*p->literal));
   if (p->metadata) inst->set_metadata(std::move(*p->metadata));
-  if (p->backend_config) target->set_backend_config(std::move(*p->backend_config));
+  if (p->backend_config)
+    target->set_backend_config(std::move(*p->backend_config));
   if (p->frontend_attributes) {
     inst->set_frontend_attributes(std::move(*p->frontend_attributes));
   }
@@ -2024,7 +2081,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
       // Async-level attributes stay on the start; the rest go to the
       // wrapped instruction.
       InstructionAttrs outer;
-      outer.async_execution_thread = std::move(p->attrs().async_execution_thread);
+      outer.async_execution_thread =
+          std::move(p->attrs().async_execution_thread);
       outer.sharding = std::move(p->attrs().sharding);
       outer.statistics_text = std::move(p->attrs().statistics_text);
       outer.origin_text = std::move(p->attrs().origin_text);
@@ -2058,7 +2116,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
   }
   if (p->to_apply && (p->has_calls || p->has_called_computations) &&
       op == Opcode::kCustomCall) {
-    Error(p->loc, "custom-call takes to_apply or called_computations, not both");
+    Error(p->loc,
+          "custom-call takes to_apply or called_computations, not both");
     return nullptr;
   }
   target->set_called_computations(std::move(called));
@@ -2070,9 +2129,8 @@ Instruction* Parser::Build(PendingInstruction* p) {
 
   if (shorthand_start) {
     // Build the wrapped computation: one parameter per operand.
-    auto wc = std::make_unique<Computation>(
-        module_->UniqueComputationName(StrCat("wrapped_", OpcodeName(*p->wrapped),
-                                              "_computation")));
+    auto wc = std::make_unique<Computation>(module_->UniqueComputationName(
+        StrCat("wrapped_", OpcodeName(*p->wrapped), "_computation")));
     std::vector<Instruction*> params;
     for (size_t i = 0; i < p->operands.size(); ++i) {
       auto param = std::make_unique<Instruction>(Opcode::kParameter,
@@ -2105,15 +2163,17 @@ Instruction* Parser::Build(PendingInstruction* p) {
       const auto& prev_wrapped = p->operands[0]->attrs().async_wrapped_opcode;
       if (c == nullptr && p->wrapped && prev_wrapped == *p->wrapped) {
         inst->mutable_attrs()->async_wrapped_opcode = *p->wrapped;
-      } else if (p->wrapped && (c == nullptr ||
-                         c->root_instruction()->opcode() != *p->wrapped)) {
+      } else if (p->wrapped &&
+                 (c == nullptr ||
+                  c->root_instruction()->opcode() != *p->wrapped)) {
         Error(p->loc, StrCat("'", OpcodeName(*p->wrapped),
                              "' async shorthand does not match its start"));
         return nullptr;
       }
       if (p->has_calls && (p->calls.size() != 1 || p->calls[0] != c)) {
-        Error(p->loc, "an async update/done must call the same computation as "
-                      "its async start");
+        Error(p->loc,
+              "an async update/done must call the same computation as "
+              "its async start");
         return nullptr;
       }
       if (c != nullptr) inst->set_called_computations({c});
@@ -2168,7 +2228,8 @@ bool Parser::ParseShape(Shape* shape) {
     Shape inner;
     if (!ParseShape(&inner)) return false;
     if (!Expect(Tok::kRparen, "')'")) return false;
-    if (!inner.IsArray()) return Error("a buffer shape must wrap an array shape");
+    if (!inner.IsArray())
+      return Error("a buffer shape must wrap an array shape");
     *shape = Shape::Buffer(std::move(inner));
     return true;
   }
@@ -2196,7 +2257,8 @@ bool Parser::ParseShape(Shape* shape) {
   }
   if (!Expect(Tok::kRsquare, "']' to close the dimensions")) return false;
   if (type == PrimitiveType::kToken || type == PrimitiveType::kOpaque) {
-    if (!dims.empty()) return Error("token and opaque shapes have no dimensions");
+    if (!dims.empty())
+      return Error("token and opaque shapes have no dimensions");
     *shape = type == PrimitiveType::kToken ? Shape::Token() : Shape::Opaque();
     return true;
   }
@@ -2235,15 +2297,17 @@ bool Parser::ParseLayout(Shape* shape) {
     if (!Accept(Tok::kComma)) break;
   }
   if (static_cast<int64_t>(layout->minor_to_major.size()) != shape->rank()) {
-    return Error(loc, StrCat("layout has ", layout->minor_to_major.size(),
-                             " dimension(s) but the shape has rank ",
-                             shape->rank()));
+    return Error(
+        loc, StrCat("layout has ", layout->minor_to_major.size(),
+                    " dimension(s) but the shape has rank ", shape->rank()));
   }
   {
     std::vector<bool> seen(shape->rank(), false);
     for (int64_t d : layout->minor_to_major) {
       if (d < 0 || d >= shape->rank() || seen[d]) {
-        return Error(loc, "layout minor_to_major must be a permutation of the dimensions");
+        return Error(
+            loc,
+            "layout minor_to_major must be a permutation of the dimensions");
       }
       seen[d] = true;
     }
@@ -2251,7 +2315,8 @@ bool Parser::ParseLayout(Shape* shape) {
   if (Accept(Tok::kColon)) {
     int stage = 0;  // enforce the tail order
     auto order = [&](int s, std::string_view what) {
-      if (s <= stage) return Error(StrCat("layout item '", what, "' is out of order"));
+      if (s <= stage)
+        return Error(StrCat("layout item '", what, "' is out of order"));
       stage = s;
       return true;
     };
@@ -2263,11 +2328,16 @@ bool Parser::ParseLayout(Shape* shape) {
         while (tok_.kind == Tok::kIdent) {
           Layout::DimLevelType d;
           std::string_view w = tok_.text;
-          if (w == "D") d.level = Layout::DimLevel::kDense;
-          else if (w == "C") d.level = Layout::DimLevel::kCompressed;
-          else if (w == "S") d.level = Layout::DimLevel::kSingleton;
-          else if (w == "H") d.level = Layout::DimLevel::kLooseCompressed;
-          else return Error("expected a dim level type D, C, S or H");
+          if (w == "D")
+            d.level = Layout::DimLevel::kDense;
+          else if (w == "C")
+            d.level = Layout::DimLevel::kCompressed;
+          else if (w == "S")
+            d.level = Layout::DimLevel::kSingleton;
+          else if (w == "H")
+            d.level = Layout::DimLevel::kLooseCompressed;
+          else
+            return Error("expected a dim level type D, C, S or H");
           Advance();
           if (Accept(Tok::kPlus)) d.not_unique = true;
           if (Accept(Tok::kTilde)) d.not_ordered = true;
@@ -2312,13 +2382,15 @@ bool Parser::ParseLayout(Shape* shape) {
             !IsUnsignedIntegralType(tok_.ptype)) {
           return Error("expected an unsigned integer type");
         }
-        (index ? layout->index_primitive_type : layout->pointer_primitive_type) =
-            tok_.ptype;
+        (index ? layout->index_primitive_type
+               : layout->pointer_primitive_type) = tok_.ptype;
         Advance();
         if (!Expect(Tok::kRparen, "')'")) return false;
       } else if (AtIdent("E") || AtIdent("S") || AtIdent("M")) {
         char which = tok_.text[0];
-        if (!order(which == 'E' ? 6 : which == 'S' ? 7 : 10,
+        if (!order(which == 'E'   ? 6
+                   : which == 'S' ? 7
+                                  : 10,
                    std::string_view(&which, 1))) {
           return false;
         }
@@ -2337,7 +2409,8 @@ bool Parser::ParseLayout(Shape* shape) {
         while (tok_.kind == Tok::kLparen) {
           Advance();
           SplitConfig sc;
-          if (!ParseInt(&sc.dimension) || !Expect(Tok::kColon, "':'")) return false;
+          if (!ParseInt(&sc.dimension) || !Expect(Tok::kColon, "':'"))
+            return false;
           while (tok_.kind == Tok::kInt) {
             int64_t v;
             if (!ParseInt(&v)) return false;
@@ -2354,12 +2427,13 @@ bool Parser::ParseLayout(Shape* shape) {
         Shape phys;
         if (!ParseShape(&phys)) return false;
         if (!Expect(Tok::kRparen, "')'")) return false;
-        bool sparse = std::any_of(
-            layout->dim_level_types.begin(), layout->dim_level_types.end(),
-            [](const Layout::DimLevelType& d) {
-              return d.level != Layout::DimLevel::kDense;
-            });
-        if (!sparse) return Error("a physical shape P(...) needs a sparse layout");
+        bool sparse = std::any_of(layout->dim_level_types.begin(),
+                                  layout->dim_level_types.end(),
+                                  [](const Layout::DimLevelType& d) {
+                                    return d.level != Layout::DimLevel::kDense;
+                                  });
+        if (!sparse)
+          return Error("a physical shape P(...) needs a sparse layout");
         layout->physical_shape = std::make_shared<const Shape>(std::move(phys));
       } else {
         return Error("unexpected item in the layout");
@@ -2370,14 +2444,16 @@ bool Parser::ParseLayout(Shape* shape) {
 }
 
 bool Parser::ParseComputationLayout(ComputationLayout* l) {
-  if (!Expect(Tok::kLbrace, "'{'") || !Expect(Tok::kLparen, "'('")) return false;
+  if (!Expect(Tok::kLbrace, "'{'") || !Expect(Tok::kLparen, "'('"))
+    return false;
   while (tok_.kind != Tok::kRparen) {
     Shape s;
     if (!ParseShape(&s)) return false;
     l->parameters.push_back(std::move(s));
     if (!Accept(Tok::kComma)) break;
   }
-  if (!Expect(Tok::kRparen, "')'") || !Expect(Tok::kArrow, "'->'")) return false;
+  if (!Expect(Tok::kRparen, "')'") || !Expect(Tok::kArrow, "'->'"))
+    return false;
   if (!ParseShape(&l->result)) return false;
   return Expect(Tok::kRbrace, "'}'");
 }
@@ -2411,8 +2487,9 @@ bool Parser::ParseDouble(double* v) {
   if (tok_.kind == Tok::kDecimal) {
     *v = tok_.decimal;
   } else if (tok_.kind == Tok::kInt) {
-    *v = tok_.int_negative ? static_cast<double>(static_cast<int64_t>(tok_.int_bits))
-                           : static_cast<double>(tok_.int_bits);
+    *v = tok_.int_negative
+             ? static_cast<double>(static_cast<int64_t>(tok_.int_bits))
+             : static_cast<double>(tok_.int_bits);
   } else if (AtKeyword("inf")) {
     *v = INFINITY;
   } else if (tok_.kind == Tok::kNegInf) {
@@ -2441,7 +2518,9 @@ bool Parser::ParseEnumWord(std::string* w) {
 }
 
 bool Parser::ParseBareIntList(Tok open, Tok close, std::vector<int64_t>* v) {
-  if (!Expect(open, open == Tok::kLbrace ? "'{'" : open == Tok::kLsquare ? "'['" : "'('")) {
+  if (!Expect(open, open == Tok::kLbrace    ? "'{'"
+                    : open == Tok::kLsquare ? "'['"
+                                            : "'('")) {
     return false;
   }
   v->clear();
@@ -2451,7 +2530,9 @@ bool Parser::ParseBareIntList(Tok open, Tok close, std::vector<int64_t>* v) {
     v->push_back(x);
     if (!Accept(Tok::kComma)) break;
   }
-  return Expect(close, close == Tok::kRbrace ? "'}'" : close == Tok::kRsquare ? "']'" : "')'");
+  return Expect(close, close == Tok::kRbrace    ? "'}'"
+                       : close == Tok::kRsquare ? "']'"
+                                                : "')'");
 }
 
 bool Parser::ParseIntList(std::vector<int64_t>* v) {
@@ -2490,11 +2571,16 @@ bool Parser::ParsePrecisionList(std::vector<Precision>* p) {
   while (tok_.kind != Tok::kRbrace) {
     if (tok_.kind != Tok::kIdent) return Error("expected a precision");
     std::string w = ToLower(tok_.text);
-    if (w == "default") p->push_back(Precision::kDefault);
-    else if (w == "high") p->push_back(Precision::kHigh);
-    else if (w == "highest") p->push_back(Precision::kHighest);
-    else if (w == "packed_nibble") p->push_back(Precision::kPackedNibble);
-    else return Error(StrCat("unknown precision '", tok_.text, "'"));
+    if (w == "default")
+      p->push_back(Precision::kDefault);
+    else if (w == "high")
+      p->push_back(Precision::kHigh);
+    else if (w == "highest")
+      p->push_back(Precision::kHighest);
+    else if (w == "packed_nibble")
+      p->push_back(Precision::kPackedNibble);
+    else
+      return Error(StrCat("unknown precision '", tok_.text, "'"));
     Advance();
     if (!Accept(Tok::kComma)) break;
   }
@@ -2529,7 +2615,8 @@ bool Parser::ParseRawValue(std::string* out) {
         if (*p == '\\') ++p;
         ++p;
       }
-      if (p >= end) return Error(start, "unterminated string in attribute value");
+      if (p >= end)
+        return Error(start, "unterminated string in attribute value");
       ++p;
       continue;
     }
@@ -2544,7 +2631,8 @@ bool Parser::ParseRawValue(std::string* out) {
   }
   if (depth != 0) return Error(start, "unbalanced brackets in attribute value");
   std::string_view raw(start, p - start);
-  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\r' || raw.back() == '\t')) {
+  while (!raw.empty() &&
+         (raw.back() == ' ' || raw.back() == '\r' || raw.back() == '\t')) {
     raw.remove_suffix(1);
   }
   if (raw.empty()) return Error(start, "expected an attribute value");
@@ -2579,7 +2667,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* lit) {
   if (shape.IsToken() || shape.IsOpaque() || shape.IsBuffer()) {
     return Error("a constant must have an array or tuple shape");
   }
-  if (shape.is_unbounded_dynamic()) return Error("constants cannot be unbounded");
+  if (shape.is_unbounded_dynamic())
+    return Error("constants cannot be unbounded");
   if (shape.rank() == 0) {
     *lit = Literal(shape);
     return ParseLiteralElement(lit, 0);
@@ -2668,7 +2757,8 @@ bool Parser::ParseLiteralElement(Literal* lit, int64_t index) {
       } else if (bits == 64) {
         ok = true;
       } else {
-        int64_t lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
+        int64_t lo = -(int64_t{1} << (bits - 1)),
+                hi = (int64_t{1} << (bits - 1)) - 1;
         ok = v >= lo && v <= hi;
       }
       if (ok) lit->SetFromInt64(index, v);
@@ -2697,8 +2787,9 @@ bool Parser::ParseLiteralElement(Literal* lit, int64_t index) {
       v = tok_.decimal;
     } else if (tok_.kind == Tok::kInt) {
       if (tok_.int_overflow) return Error("integer out of range");
-      v = tok_.int_negative ? static_cast<double>(static_cast<int64_t>(tok_.int_bits))
-                            : static_cast<double>(tok_.int_bits);
+      v = tok_.int_negative
+              ? static_cast<double>(static_cast<int64_t>(tok_.int_bits))
+              : static_cast<double>(tok_.int_bits);
       if (tok_.int_negative && tok_.int_bits == 0) v = -0.0;  // "-0"
     } else if (AtKeyword("inf")) {
       v = INFINITY;
@@ -2740,8 +2831,8 @@ bool Parser::ParseLiteralElement(Literal* lit, int64_t index) {
       uint64_t mant = payload < 0 ? (uint64_t{1} << (mb - 1))
                                   : static_cast<uint64_t>(payload);
       if (mant == 0 || mant >= (uint64_t{1} << mb)) {
-        return Error(at, StrCat("NaN payload does not fit in ",
-                                PrimitiveTypeName(ft)));
+        return Error(
+            at, StrCat("NaN payload does not fit in ", PrimitiveTypeName(ft)));
       }
       *bits = (uint64_t{nan_neg} << (mb + eb)) |
               (((uint64_t{1} << eb) - 1) << mb) | mant;
@@ -2773,7 +2864,8 @@ bool Parser::ParseLiteralElement(Literal* lit, int64_t index) {
     std::memcpy(p + w, &im, w);
     return true;
   }
-  return Error(StrCat("literals of type ", PrimitiveTypeName(t), " are not supported"));
+  return Error(
+      StrCat("literals of type ", PrimitiveTypeName(t), " are not supported"));
 }
 
 bool Parser::ParseShapePrefixedLiteral(Literal* lit) {
@@ -2807,9 +2899,10 @@ bool Parser::ParseShapePrefixedLiteral(Literal* lit) {
 bool Parser::ParseComputationRef(Computation** c) {
   if (tok_.kind == Tok::kLbrace) {
     // Inline body. Its instructions see only their own names.
-    Computation* body = ParseInstructionList(
-        module_->UniqueComputationName(StrCat("inline_computation.", anon_counter_++)),
-        /*allow_signature=*/false);
+    Computation* body =
+        ParseInstructionList(module_->UniqueComputationName(StrCat(
+                                 "inline_computation.", anon_counter_++)),
+                             /*allow_signature=*/false);
     if (body == nullptr) return false;
     *c = body;
     return true;
@@ -2819,7 +2912,8 @@ bool Parser::ParseComputationRef(Computation** c) {
   }
   auto it = computations_.find(std::string(tok_.text));
   if (it == computations_.end()) {
-    return Error(StrCat("computation '", tok_.text, "' is not defined (callees "
+    return Error(StrCat("computation '", tok_.text,
+                        "' is not defined (callees "
                         "must be defined before their callers)"));
   }
   *c = it->second;
@@ -2846,7 +2940,8 @@ bool Parser::ParseMetadata(OpMetadata* m) {
   if (!Expect(Tok::kLbrace, "'{' to open metadata")) return false;
   absl::flat_hash_set<std::string> seen;
   while (tok_.kind != Tok::kRbrace) {
-    if (tok_.kind != Tok::kAttributeName) return Error("expected a metadata key");
+    if (tok_.kind != Tok::kAttributeName)
+      return Error("expected a metadata key");
     std::string key(tok_.text);
     const char* loc = tok_.begin;
     Advance();
@@ -2856,25 +2951,40 @@ bool Parser::ParseMetadata(OpMetadata* m) {
     auto int32 = [&](int32_t* out) {
       int64_t v;
       if (!ParseInt(&v)) return false;
-      if (v < INT32_MIN || v > INT32_MAX) return Error(loc, "value out of range");
+      if (v < INT32_MIN || v > INT32_MAX)
+        return Error(loc, "value out of range");
       *out = static_cast<int32_t>(v);
       return true;
     };
     bool ok;
-    if (key == "op_type") ok = ParseString(&m->op_type);
-    else if (key == "op_name") ok = ParseString(&m->op_name);
-    else if (key == "source_file") ok = ParseString(&m->source_file);
-    else if (key == "source_line") ok = int32(&m->source_line);
-    else if (key == "source_end_line") ok = int32(&m->source_end_line);
-    else if (key == "source_column") ok = int32(&m->source_column);
-    else if (key == "source_end_column") ok = int32(&m->source_end_column);
-    else if (key == "stack_frame_id") ok = int32(&m->stack_frame_id);
-    else if (key == "deduplicated_name") ok = ParseString(&m->deduplicated_name);
-    else if (key == "scheduling_name") ok = ParseString(&m->scheduling_name);
-    else if (key == "metadata_payload") ok = ParseString(&m->metadata_payload);
-    else if (key == "preserve_layout") ok = ParseBool(&m->preserve_layout);
-    else if (key == "profile_type") ok = ParseIntList(&m->profile_type);
-    else return Error(loc, StrCat("unknown metadata key '", key, "'"));
+    if (key == "op_type")
+      ok = ParseString(&m->op_type);
+    else if (key == "op_name")
+      ok = ParseString(&m->op_name);
+    else if (key == "source_file")
+      ok = ParseString(&m->source_file);
+    else if (key == "source_line")
+      ok = int32(&m->source_line);
+    else if (key == "source_end_line")
+      ok = int32(&m->source_end_line);
+    else if (key == "source_column")
+      ok = int32(&m->source_column);
+    else if (key == "source_end_column")
+      ok = int32(&m->source_end_column);
+    else if (key == "stack_frame_id")
+      ok = int32(&m->stack_frame_id);
+    else if (key == "deduplicated_name")
+      ok = ParseString(&m->deduplicated_name);
+    else if (key == "scheduling_name")
+      ok = ParseString(&m->scheduling_name);
+    else if (key == "metadata_payload")
+      ok = ParseString(&m->metadata_payload);
+    else if (key == "preserve_layout")
+      ok = ParseBool(&m->preserve_layout);
+    else if (key == "profile_type")
+      ok = ParseIntList(&m->profile_type);
+    else
+      return Error(loc, StrCat("unknown metadata key '", key, "'"));
     if (!ok) return false;
     Accept(Tok::kComma);
   }
@@ -2911,7 +3021,8 @@ bool Parser::ParseFrontendAttributes(FrontendAttributes* f) {
 }
 
 bool Parser::ParseSharding(Sharding* s) {
-  if (tok_.kind != Tok::kLbrace) return Error("expected '{' to open a sharding");
+  if (tok_.kind != Tok::kLbrace)
+    return Error("expected '{' to open a sharding");
   const char* open = tok_.begin;
   Advance();
   if (tok_.kind == Tok::kRbrace) {  // empty tuple sharding
@@ -2952,14 +3063,15 @@ bool Parser::ParseSingleSharding(Sharding* s, const char* open) {
     if (tok_.kind == Tok::kEof || tok_.kind == Tok::kError) {
       return Error("unterminated sharding");
     }
-    if (AtKeyword("replicated") || AtKeyword("manual") || AtKeyword("unknown") ||
-        AtKeyword("unreduced") || AtKeyword("maximal")) {
+    if (AtKeyword("replicated") || AtKeyword("manual") ||
+        AtKeyword("unknown") || AtKeyword("unreduced") ||
+        AtKeyword("maximal")) {
       if (have_kind) return Error("sharding has more than one kind");
       have_kind = true;
       std::string_view w = tok_.text;
-      s->kind = w == "replicated" ? Sharding::Kind::kReplicated
-                : w == "manual"   ? Sharding::Kind::kManual
-                : w == "unknown"  ? Sharding::Kind::kUnknown
+      s->kind = w == "replicated"  ? Sharding::Kind::kReplicated
+                : w == "manual"    ? Sharding::Kind::kManual
+                : w == "unknown"   ? Sharding::Kind::kUnknown
                 : w == "unreduced" ? Sharding::Kind::kUnreduced
                                    : Sharding::Kind::kMaximal;
       Advance();
@@ -2971,15 +3083,18 @@ bool Parser::ParseSingleSharding(Sharding* s, const char* open) {
       have_kind = true;
       s->kind = Sharding::Kind::kTiled;
       Advance();
-      if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare, &s->tile_dims)) return false;
+      if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare, &s->tile_dims))
+        return false;
       if (Accept(Tok::kLeq)) {
         s->iota = true;
-        if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare, &s->iota_reshape_dims)) {
+        if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare,
+                              &s->iota_reshape_dims)) {
           return false;
         }
         if (AtIdent("T")) {
           Advance();
-          if (!ParseBareIntList(Tok::kLparen, Tok::kRparen, &s->iota_transpose_perm)) {
+          if (!ParseBareIntList(Tok::kLparen, Tok::kRparen,
+                                &s->iota_transpose_perm)) {
             return false;
           }
         }
@@ -2995,7 +3110,8 @@ bool Parser::ParseSingleSharding(Sharding* s, const char* open) {
     } else if (AtKeyword("last_tile_dim_replicate")) {
       s->last_tile_dim_replicate = true;
       Advance();
-    } else if (tok_.kind == Tok::kAttributeName && tok_.text == "last_tile_dims") {
+    } else if (tok_.kind == Tok::kAttributeName &&
+               tok_.text == "last_tile_dims") {
       Advance();
       if (!Expect(Tok::kLbrace, "'{'")) return false;
       while (tok_.kind != Tok::kRbrace) {
@@ -3036,12 +3152,15 @@ bool Parser::ParseSingleSharding(Sharding* s, const char* open) {
       for (int64_t d : s->iota_reshape_dims) count *= d;
       if (!s->iota_transpose_perm.empty() &&
           s->iota_transpose_perm.size() != s->iota_reshape_dims.size()) {
-        return Error(open, "iota transpose must have the rank of the reshape dims");
+        return Error(open,
+                     "iota transpose must have the rank of the reshape dims");
       }
     }
     if (count != product) {
-      return Error(open, StrCat("sharding has ", count, " devices but the tile "
-                                "assignment needs ", product));
+      return Error(open, StrCat("sharding has ", count,
+                                " devices but the tile "
+                                "assignment needs ",
+                                product));
     }
   }
   return true;
@@ -3075,7 +3194,8 @@ bool Parser::ParseWindow(Window* w) {
     return true;
   };
   while (tok_.kind != Tok::kRbrace) {
-    if (tok_.kind != Tok::kAttributeName) return Error("expected a window field");
+    if (tok_.kind != Tok::kAttributeName)
+      return Error("expected a window field");
     std::string key(tok_.text);
     Advance();
     bool ok;
@@ -3126,7 +3246,8 @@ bool Parser::ParseWindow(Window* w) {
     d.size = size[i];
     if (!stride.empty()) d.stride = stride[i];
     if (!pad.empty()) {
-      if (pad[i].size() != 2) return Error(close, "window padding takes low_high");
+      if (pad[i].size() != 2)
+        return Error(close, "window padding takes low_high");
       d.padding_low = pad[i][0];
       d.padding_high = pad[i][1];
     }
@@ -3179,7 +3300,8 @@ bool Parser::ParsePadding(PaddingConfig* p) {
 }
 
 bool Parser::ParseDimLabels(ConvolutionDimensionNumbers* d) {
-  if (tok_.kind != Tok::kDimLabels) return Error("expected dim labels like b01f_01io->b01f");
+  if (tok_.kind != Tok::kDimLabels)
+    return Error("expected dim labels like b01f_01io->b01f");
   std::string_view t = tok_.text;
   const char* loc = tok_.begin;
   size_t us = t.find('_');
@@ -3195,7 +3317,8 @@ bool Parser::ParseDimLabels(ConvolutionDimensionNumbers* d) {
   };
   const int ns = spatial_count(lhs);
   if (spatial_count(rhs) != ns || spatial_count(out) != ns) {
-    return Error(loc, "dim labels must have the same number of spatial dimensions");
+    return Error(loc,
+                 "dim labels must have the same number of spatial dimensions");
   }
   auto fill = [&](std::string_view s, char a, char b, int64_t* da, int64_t* db,
                   std::vector<int64_t>* spatial) {
@@ -3220,15 +3343,17 @@ bool Parser::ParseDimLabels(ConvolutionDimensionNumbers* d) {
         return Error(loc, StrCat("unexpected '", c, "' in dim labels"));
       }
     }
-    if (*da < 0 || *db < 0) return Error(loc, "dim labels miss a required dimension");
+    if (*da < 0 || *db < 0)
+      return Error(loc, "dim labels miss a required dimension");
     return true;
   };
-  if (!fill(lhs, 'b', 'f', &d->input_batch_dimension, &d->input_feature_dimension,
-            &d->input_spatial_dimensions) ||
+  if (!fill(lhs, 'b', 'f', &d->input_batch_dimension,
+            &d->input_feature_dimension, &d->input_spatial_dimensions) ||
       !fill(rhs, 'i', 'o', &d->kernel_input_feature_dimension,
-            &d->kernel_output_feature_dimension, &d->kernel_spatial_dimensions) ||
-      !fill(out, 'b', 'f', &d->output_batch_dimension, &d->output_feature_dimension,
-            &d->output_spatial_dimensions)) {
+            &d->kernel_output_feature_dimension,
+            &d->kernel_spatial_dimensions) ||
+      !fill(out, 'b', 'f', &d->output_batch_dimension,
+            &d->output_feature_dimension, &d->output_spatial_dimensions)) {
     return false;
   }
   d->input_rank = static_cast<int64_t>(lhs.size());
@@ -3242,7 +3367,8 @@ bool Parser::ParseSlice(std::vector<SliceDimension>* s) {
   while (tok_.kind != Tok::kRbrace) {
     if (!Expect(Tok::kLsquare, "'[' to open a slice range")) return false;
     SliceDimension d;
-    if (!ParseInt(&d.start) || !Expect(Tok::kColon, "':'") || !ParseInt(&d.limit)) {
+    if (!ParseInt(&d.start) || !Expect(Tok::kColon, "':'") ||
+        !ParseInt(&d.limit)) {
       return false;
     }
     if (Accept(Tok::kColon) && !ParseInt(&d.stride)) return false;
@@ -3277,24 +3403,28 @@ bool Parser::ParseReplicaGroups(ReplicaGroups* g) {
     std::vector<int64_t> gs;
     const char* loc = tok_.begin;
     if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare, &gs)) return false;
-    if (gs.size() != 2) return Error(loc, "iota replica groups take [groups,size]");
+    if (gs.size() != 2)
+      return Error(loc, "iota replica groups take [groups,size]");
     g->num_groups = gs[0];
     g->group_size = gs[1];
     if (!Expect(Tok::kLeq, "'<='")) return false;
-    if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare, &g->iota_reshape_dims)) {
+    if (!ParseBareIntList(Tok::kLsquare, Tok::kRsquare,
+                          &g->iota_reshape_dims)) {
       return false;
     }
     if (AtIdent("T")) {
       Advance();
-      if (!ParseBareIntList(Tok::kLparen, Tok::kRparen, &g->iota_transpose_perm)) {
+      if (!ParseBareIntList(Tok::kLparen, Tok::kRparen,
+                            &g->iota_transpose_perm)) {
         return false;
       }
     }
     int64_t n = 1;
     for (int64_t d : g->iota_reshape_dims) n *= d;
     if (n != g->num_groups * g->group_size) {
-      return Error(loc, "iota replica groups: the product of the reshape dims "
-                        "must equal groups*size");
+      return Error(loc,
+                   "iota replica groups: the product of the reshape dims "
+                   "must equal groups*size");
     }
     return true;
   }
@@ -3320,13 +3450,14 @@ bool Parser::ParseOutputOperandAliasing(std::vector<OutputOperandAlias>* a) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Module>> ParseModule(std::string_view text,
-                                                    const ParseOptions& options) {
+absl::StatusOr<std::unique_ptr<Module>> ParseModule(
+    std::string_view text, const ParseOptions& options) {
   Parser parser(text, options);
   return parser.Run();
 }
 
-absl::StatusOr<std::unique_ptr<Module>> ParseModuleFile(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Module>> ParseModuleFile(
+    const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat(path, ": cannot open file"));
   std::stringstream ss;

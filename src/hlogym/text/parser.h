@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<Module>> ParseModule(
     std::string_view text, const ParseOptions& options = {});
 
 // Reads and parses a file; the filename goes into error locations.
-absl::StatusOr<std::unique_ptr<Module>> ParseModuleFile(const std::string& path);
+absl::StatusOr<std::unique_ptr<Module>> ParseModuleFile(
+    const std::string& path);
 
 // Parses one shape ("f32[2,3]{1,0}", "(s32[], pred[])").
 absl::StatusOr<Shape> ParseShape(std::string_view text);

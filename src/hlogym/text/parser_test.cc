@@ -1748,7 +1748,9 @@ namespace {
 TEST(ParserFuzzRegressionTest, ScalarLiteralForEmptyArray) {
   auto m = ParseModule("ENTRY t {\n  ROOT c = c64[0] constant((0, -10e01))\n}");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ((*m)->entry_computation()->root_instruction()->literal().element_count(), 0);
+  EXPECT_EQ(
+      (*m)->entry_computation()->root_instruction()->literal().element_count(),
+      0);
   auto b = ParseModule("ENTRY t {\n  ROOT c = s32[3] constant(7)\n}");
   ASSERT_TRUE(b.ok()) << b.status().message();
   const Literal& lit = (*b)->entry_computation()->root_instruction()->literal();

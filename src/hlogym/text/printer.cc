@@ -35,12 +35,24 @@ void AppendQuoted(std::string* out, std::string_view s) {
   out->push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\'': out->append("\\'"); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\t': out->append("\\t"); break;
-      case '\r': out->append("\\r"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\'':
+        out->append("\\'");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 ||
             static_cast<unsigned char>(c) >= 0x7f) {
@@ -219,11 +231,21 @@ void AppendSingleSharding(std::string* out, const Sharding& s) {
   }
   out->push_back('{');
   switch (s.kind) {
-    case Sharding::Kind::kReplicated: out->append("replicated"); break;
-    case Sharding::Kind::kManual: out->append("manual"); break;
-    case Sharding::Kind::kUnknown: out->append("unknown"); break;
-    case Sharding::Kind::kUnreduced: out->append("unreduced"); break;
-    case Sharding::Kind::kMaximal: StrAppend(out, "maximal device=", s.device); break;
+    case Sharding::Kind::kReplicated:
+      out->append("replicated");
+      break;
+    case Sharding::Kind::kManual:
+      out->append("manual");
+      break;
+    case Sharding::Kind::kUnknown:
+      out->append("unknown");
+      break;
+    case Sharding::Kind::kUnreduced:
+      out->append("unreduced");
+      break;
+    case Sharding::Kind::kMaximal:
+      StrAppend(out, "maximal device=", s.device);
+      break;
     case Sharding::Kind::kTiled: {
       out->append("devices=[");
       AppendInts(out, s.tile_dims);
@@ -265,7 +287,8 @@ void AppendSharding(std::string* out, const Sharding& s) {
     out->push_back('{');
     for (size_t i = 0; i < s.tuple_elements.size(); ++i) {
       if (i) out->append(", ");
-      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", static_cast<int64_t>(i), "*/");
+      if (i > 0 && i % 5 == 0)
+        StrAppend(out, "/*index=", static_cast<int64_t>(i), "*/");
       AppendSingleSharding(out, s.tuple_elements[i]);
     }
     out->push_back('}');
@@ -334,8 +357,9 @@ std::vector<Instruction*> CanonicalInstructionOrder(const Computation& c) {
       auto& [inst, next] = stack.back();
       const size_t nops = inst->operands().size();
       if (next < nops + inst->control_predecessors().size()) {
-        Instruction* dep = next < nops ? inst->operands()[next]
-                                       : inst->control_predecessors()[next - nops];
+        Instruction* dep = next < nops
+                               ? inst->operands()[next]
+                               : inst->control_predecessors()[next - nops];
         ++next;
         if (state[dep] == 0) {
           state[dep] = 1;
@@ -424,8 +448,10 @@ void ModulePrinter::PrintModule(const Module& m) {
       AppendShapeIndex(out_, a.output_index);
       StrAppend(out_, ": (", a.parameter, ", ");
       AppendShapeIndex(out_, a.parameter_index);
-      if (a.kind == InputOutputAlias::Kind::kMayAlias) out_->append(", may-alias");
-      if (a.kind == InputOutputAlias::Kind::kMustAlias) out_->append(", must-alias");
+      if (a.kind == InputOutputAlias::Kind::kMayAlias)
+        out_->append(", may-alias");
+      if (a.kind == InputOutputAlias::Kind::kMustAlias)
+        out_->append(", must-alias");
       out_->push_back(')');
     }
     out_->append(" }");
@@ -596,7 +622,8 @@ void ModulePrinter::PrintInstruction(const Instruction& inst) {
       }
       const Instruction* operand = inst.operand(i);
       if (o_.print_operand_shapes) {
-        AppendShapeWithIndex(out_, operand->shape(), o_.print_index_annotations);
+        AppendShapeWithIndex(out_, operand->shape(),
+                             o_.print_index_annotations);
         out_->push_back(' ');
       }
       Name(InstName(operand));
@@ -979,7 +1006,8 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad: {
       Attr("epsilon");
-      AppendFloat(PrimitiveType::kF32, std::bit_cast<uint32_t>(a.epsilon), out_);
+      AppendFloat(PrimitiveType::kF32, std::bit_cast<uint32_t>(a.epsilon),
+                  out_);
       Attr("feature_index");
       StrAppend(out_, a.feature_index);
       break;
@@ -991,7 +1019,8 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
       StrAppend(out_, a.mantissa_bits);
       break;
     case Opcode::kFft: {
-      static constexpr std::string_view kTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+      static constexpr std::string_view kTypes[] = {"FFT", "IFFT", "RFFT",
+                                                    "IRFFT"};
       Attr("fft_type");
       out_->append(kTypes[static_cast<int>(a.fft_type)]);
       Attr("fft_length");
@@ -999,7 +1028,8 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
       break;
     }
     case Opcode::kTriangularSolve: {
-      static constexpr std::string_view kT[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+      static constexpr std::string_view kT[] = {"NO_TRANSPOSE", "TRANSPOSE",
+                                                "ADJOINT"};
       if (a.left_side) {
         Attr("left_side");
         out_->append("true");
@@ -1024,8 +1054,9 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
       break;
     case Opcode::kRng:
       Attr("distribution");
-      out_->append(a.distribution == RandomDistribution::kUniform ? "rng_uniform"
-                                                                   : "rng_normal");
+      out_->append(a.distribution == RandomDistribution::kUniform
+                       ? "rng_uniform"
+                       : "rng_normal");
       break;
     case Opcode::kRngGetAndUpdateState:
       Attr("delta");
@@ -1046,7 +1077,8 @@ void ModulePrinter::OpcodeSpecific(const Instruction& inst) {
     case Opcode::kOutfeed:
       if (a.outfeed_shape) {
         Attr("outfeed_shape");
-        AppendShapeWithIndex(out_, *a.outfeed_shape, o_.print_index_annotations);
+        AppendShapeWithIndex(out_, *a.outfeed_shape,
+                             o_.print_index_annotations);
       }
       if (!a.outfeed_config.empty()) {
         Attr("outfeed_config");
@@ -1120,7 +1152,8 @@ void ModulePrinter::CalledComputations(const Instruction& inst) {
       if (inst.opcode() != Opcode::kAsyncStart) {
         // update/done reach the computation through their operand, unless
         // that operand is not an async op (a loop-carried tuple element).
-        const Instruction* prev = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
+        const Instruction* prev =
+            inst.operand_count() > 0 ? inst.operand(0) : nullptr;
         const bool implied = prev != nullptr &&
                              (prev->opcode() == Opcode::kAsyncStart ||
                               prev->opcode() == Opcode::kAsyncUpdate) &&
@@ -1174,9 +1207,10 @@ std::string PrintComputation(const Computation& computation,
                              const PrintOptions& options) {
   std::string out;
   ModulePrinter p(options, &out);
-  p.PrintComputation(computation,
-                     computation.parent() &&
-                         computation.parent()->entry_computation() == &computation);
+  p.PrintComputation(
+      computation,
+      computation.parent() &&
+          computation.parent()->entry_computation() == &computation);
   return out;
 }
 

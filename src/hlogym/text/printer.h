@@ -12,9 +12,9 @@ struct PrintOptions {
   bool print_metadata = true;
   // Write operands as `f32[4]{0} %x` instead of `%x` (older dumps do).
   bool print_operand_shapes = false;
-  bool print_percent = true;         // '%' before names
+  bool print_percent = true;  // '%' before names
   bool print_backend_config = true;
-  bool print_large_constants = true; // false: elide big constants as {...}
+  bool print_large_constants = true;    // false: elide big constants as {...}
   bool print_index_annotations = true;  // /*index=5*/
   bool print_computation_signature = true;
   // Canonical: names replaced by their post-order position (tmp_N,
