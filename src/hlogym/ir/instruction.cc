@@ -227,6 +227,10 @@ const InstructionAttrs& Instruction::attrs() const {
   return attrs_ ? *attrs_ : EmptyAttrs();
 }
 
+void Instruction::set_attrs(InstructionAttrs attrs) {
+  attrs_ = std::make_shared<const InstructionAttrs>(std::move(attrs));
+}
+
 InstructionAttrs* Instruction::mutable_attrs() {
   if (!attrs_) {
     attrs_ = std::make_shared<InstructionAttrs>();

@@ -145,6 +145,7 @@ class Instruction {
   // The rare attributes. mutable_attrs() copies the block if shared.
   const InstructionAttrs& attrs() const;
   InstructionAttrs* mutable_attrs();
+  void set_attrs(InstructionAttrs attrs);
 
   // Where the instruction was defined in text (1-based; 0 if unknown).
   int32_t source_line() const { return source_line_; }

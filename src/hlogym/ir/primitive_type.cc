@@ -61,6 +61,15 @@ std::string_view PrimitiveTypeName(PrimitiveType t) {
 }
 
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view s) {
+  // Quick rejection: the lexer asks this for every identifier.
+  if (s.size() < 2 || s.size() > 13) return std::nullopt;
+  switch (s[0]) {
+    case 'p': case 's': case 'u': case 'f': case 'b': case 'c': case 't':
+    case 'o':
+      break;
+    default:
+      return std::nullopt;
+  }
   if (s == "opaque_type") return PrimitiveType::kOpaque;
   for (size_t i = 1; i < kTypes.size(); ++i) {
     if (kTypes[i].name == s) return kTypes[i].type;

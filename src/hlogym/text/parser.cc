@@ -2090,9 +2090,9 @@ Instruction* Parser::Build(PendingInstruction* p) {
       p->attrs().sharding.reset();
       p->attrs().statistics_text.clear();
       p->attrs().origin_text.clear();
-      *inst->mutable_attrs() = std::move(outer);
+      inst->set_attrs(std::move(outer));
     }
-    *target->mutable_attrs() = std::move(p->attrs());
+    target->set_attrs(std::move(p->attrs()));
   }
   // Called computations in the opcode's canonical order.
   std::vector<Computation*> called;
