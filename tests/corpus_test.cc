@@ -38,9 +38,9 @@ std::map<std::string, std::string> LoadKnownGaps() {
 }
 
 // Returns "" when the module behaves as its manifest says.
-std::string Check(const CorpusEntry& e) {
+std::string Check(const CorpusEntry& e, const VerifierOptions& options = {}) {
   auto m = ParseModuleFile(e.path);
-  absl::Status status = m.ok() ? VerifyModule(**m, {}, e.path) : m.status();
+  absl::Status status = m.ok() ? VerifyModule(**m, options, e.path) : m.status();
   if (e.expect_error) {
     if (status.ok()) return "accepted, but the manifest says it is invalid";
     static const std::regex kLocated("^[^\\n]*:[0-9]+:[0-9]+: .+");
@@ -82,6 +82,15 @@ TEST_P(CorpusTest, ParsesVerifiesAndRoundTrips) {
     std::string rel = GetParam() + "/" + e.file;
     std::string problem = Check(e);
     bool is_gap = gaps.count(rel) > 0;
+    if (is_gap && gaps[rel].rfind("[option:layout_sensitive]", 0) == 0) {
+      // Invalid only under a verifier option XLA's test sets: with that
+      // option HloGym must reject it too.
+      VerifierOptions sensitive;
+      sensitive.layout_sensitive = true;
+      if (!Check(e, sensitive).empty()) {
+        failures.push_back(rel + ": still accepted with layout_sensitive");
+      }
+    }
     if (problem.empty()) {
       ++passed;
       if (e.expect_error) ++invalid_rejected;
@@ -125,7 +134,8 @@ TEST(CorpusGaps, UnderHalfAPercent) {
         << ": the reason must start with [gap], [mislabeled] or [template]";
     const std::string category = reason.substr(0, close + 1);
     EXPECT_TRUE(category == "[gap]" || category == "[mislabeled]" ||
-                category == "[template]")
+                category == "[template]" ||
+                category == "[option:layout_sensitive]")
         << file << ": unknown category " << category;
     ++by_category[category];
   }
@@ -135,7 +145,9 @@ TEST(CorpusGaps, UnderHalfAPercent) {
             << " modules (" << pct << "%): " << by_category["[gap]"]
             << " HloGym gaps (" << gap_pct << "%), "
             << by_category["[mislabeled]"] << " mislabeled, "
-            << by_category["[template]"] << " templates\n";
+            << by_category["[template]"] << " templates, "
+            << by_category["[option:layout_sensitive]"]
+            << " rejected only with layout_sensitive (checked)\n";
   // HloGym's own limitations must stay under 0.5% of the corpus. Mislabeled
   // modules and templates are listed with their evidence, and each of them
   // still has to fail exactly as listed (CorpusTest flags stale entries).

@@ -50,10 +50,14 @@ std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs,
   return files;
 }
 
+VerifierOptions g_verifier_options;  // set from the command line
+
 absl::StatusOr<std::unique_ptr<Module>> LoadAndVerify(const std::string& path) {
   auto m = ParseModuleFile(path);
   if (!m.ok()) return m.status();
-  if (absl::Status s = VerifyModule(**m, {}, path); !s.ok()) return s;
+  if (absl::Status s = VerifyModule(**m, g_verifier_options, path); !s.ok()) {
+    return s;
+  }
   return m;
 }
 
@@ -312,6 +316,10 @@ int main(int argc, char** argv) {
                    "HLO files or directories (*.hlo, *.txt)")
       ->required();
   parse->add_flag("-q,--quiet", quiet, "Only report errors and the summary");
+  parse->add_flag("--layout-sensitive", g_verifier_options.layout_sensitive,
+                  "Also check layouts, as XLA's verifier does after layout assignment");
+  parse->add_flag("!--no-mixed-precision", g_verifier_options.allow_mixed_precision,
+                  "Reject mixed floating-point precision in elementwise operations");
 
   std::string print_file;
   bool no_metadata = false, short_form = false, operand_shapes = false;

@@ -304,6 +304,7 @@ class Verifier {
   absl::Status CheckShape(const Instruction* inst,
                           const absl::StatusOr<Shape>& inferred);
   absl::Status CheckMixedPrecision(const Instruction* inst);
+  absl::Status VerifyNoLayoutChange(const Instruction* inst) const;
   absl::Status VerifyInstruction(const Instruction* inst);
   absl::Status VerifyOperandCount(const Instruction* inst);
   absl::Status VerifyCalledCount(const Instruction* inst);
@@ -2443,6 +2444,35 @@ absl::Status Verifier::HandleRng(const Instruction* inst) {
 // ---------------------------------------------------------------------------
 // The per-opcode dispatch.
 
+// In layout-sensitive mode, operations that only move or combine elements
+// must not change the layout of same-rank operands (XLA's layout assignment
+// never lets them; a layout change needs a copy or a transpose).
+absl::Status Verifier::VerifyNoLayoutChange(const Instruction* inst) const {
+  const Opcode op = inst->opcode();
+  const bool keeps_layout =
+      IsUnaryElementwise(op) || IsBinaryElementwise(op) ||
+      IsTernaryElementwise(op) || op == Opcode::kConvert ||
+      op == Opcode::kBitcastConvert || op == Opcode::kReducePrecision ||
+      op == Opcode::kConcatenate || op == Opcode::kDynamicSlice ||
+      op == Opcode::kDynamicUpdateSlice || op == Opcode::kPad ||
+      op == Opcode::kReverse || op == Opcode::kSlice || op == Opcode::kMap ||
+      op == Opcode::kSort;
+  const Shape& out = inst->shape();
+  if (!keeps_layout || !out.IsArray() || !out.has_layout()) {
+    return absl::OkStatus();
+  }
+  for (const Instruction* operand : inst->operands()) {
+    const Shape& in = operand->shape();
+    if (!in.IsArray() || !in.has_layout() || in.rank() != out.rank()) continue;
+    if (in.layout().minor_to_major != out.layout().minor_to_major) {
+      return InstError(inst, OpcodeName(op), " must not change the layout: operand '",
+                       operand->name(), "' is ", in.ToString(), ", result is ",
+                       out.ToString());
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
   if (absl::Status s = VerifyShapeWellFormed(inst, inst->shape()); !s.ok()) {
     return s;
@@ -2451,6 +2481,9 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
   if (absl::Status s = VerifyOperandCount(inst); !s.ok()) return s;
   if (absl::Status s = VerifyCalledCount(inst); !s.ok()) return s;
   if (absl::Status s = VerifyGenericAttributes(inst); !s.ok()) return s;
+  if (opts_.layout_sensitive) {
+    if (absl::Status s = VerifyNoLayoutChange(inst); !s.ok()) return s;
+  }
   const Opcode op = inst->opcode();
   const InstructionAttrs& a = inst->attrs();
   std::vector<const Shape*> operands;

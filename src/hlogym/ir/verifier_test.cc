@@ -1177,3 +1177,49 @@ TEST(ShapeInferenceTest, HigherPrecisionElementType) {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Layout-sensitive mode: element-moving operations keep their operands'
+// layout; default mode ignores layouts.
+TEST(VerifierLayoutTest, LayoutChangesOnlyRejectedWhenLayoutSensitive) {
+  constexpr std::string_view kSlice = R"(
+HloModule m
+ENTRY e {
+  p = f32[4,5]{0,1} parameter(0)
+  ROOT s = f32[3,4]{1,0} slice(p), slice={[0:3], [0:4]}
+}
+)";
+  VerifierOptions sensitive;
+  sensitive.layout_sensitive = true;
+  ExpectOk(kSlice);
+  ExpectError(kSlice,
+              "instruction 's': slice must not change the layout: operand 'p' "
+              "is f32[4,5]{0,1}, result is f32[3,4]{1,0}",
+              sensitive);
+  constexpr std::string_view kAddLayouts = R"(
+HloModule m
+ENTRY e {
+  a = f32[2,3]{1,0} parameter(0)
+  b = f32[2,3]{0,1} parameter(1)
+  ROOT r = f32[2,3]{1,0} add(a, b)
+}
+)";
+  ExpectOk(kAddLayouts);
+  ExpectError(kAddLayouts, "add must not change the layout: operand 'b'",
+              sensitive);
+  // Transpose and copy are how layouts change: allowed in both modes.
+  constexpr std::string_view kCopy = R"(
+HloModule m
+ENTRY e {
+  p = f32[4,5]{0,1} parameter(0)
+  ROOT c = f32[4,5]{1,0} copy(p)
+}
+)";
+  ExpectOk(kCopy);
+  ExpectOk(kCopy, sensitive);
+}
+
+}  // namespace
+}  // namespace hlogym
