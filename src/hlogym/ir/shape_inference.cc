@@ -317,7 +317,26 @@ ProgramShape ComputeProgramShape(const Computation& computation) {
   return p;
 }
 
-std::string ShapeText(const Shape& s) { return s.ToString(false); }
+namespace {
+bool HasDefaultLayouts(const Shape& s) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) {
+      if (!HasDefaultLayouts(e)) return false;
+    }
+    return true;
+  }
+  if (!s.IsArray() || !s.has_layout()) return true;
+  Shape d = s;
+  d.SetDefaultLayout();
+  return d.layout() == s.layout();
+}
+}  // namespace
+
+// Layouts are shown only when some are not the default, where they matter
+// for telling two shapes apart.
+std::string ShapeText(const Shape& s) {
+  return s.ToString(/*print_layout=*/!HasDefaultLayouts(s));
+}
 
 bool SameElementTypeIgnoringFpPrecision(const Shape& a, const Shape& b) {
   if (a.element_type() == b.element_type()) return true;

@@ -40,7 +40,7 @@ PrimitiveType HigherPrecisionElementType(PrimitiveType a, PrimitiveType b);
 bool CompatibleIgnoringElementType(const Shape& a, const Shape& b);
 // Shape::Compatible, or CompatibleIgnoringFpPrecision when `ignore_fp`.
 bool CompatibleShapes(const Shape& a, const Shape& b, bool ignore_fp);
-// Shape text without layout, for messages.
+// Shape text for messages: with layouts only when some are not the default.
 std::string ShapeText(const Shape& s);
 
 // ---- Elementwise operations.
