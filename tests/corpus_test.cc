@@ -40,7 +40,8 @@ std::map<std::string, std::string> LoadKnownGaps() {
 // Returns "" when the module behaves as its manifest says.
 std::string Check(const CorpusEntry& e, const VerifierOptions& options = {}) {
   auto m = ParseModuleFile(e.path);
-  absl::Status status = m.ok() ? VerifyModule(**m, options, e.path) : m.status();
+  absl::Status status =
+      m.ok() ? VerifyModule(**m, options, e.path) : m.status();
   if (e.expect_error) {
     if (status.ok()) return "accepted, but the manifest says it is invalid";
     static const std::regex kLocated("^[^\\n]*:[0-9]+:[0-9]+: .+");

@@ -316,10 +316,12 @@ int main(int argc, char** argv) {
                    "HLO files or directories (*.hlo, *.txt)")
       ->required();
   parse->add_flag("-q,--quiet", quiet, "Only report errors and the summary");
-  parse->add_flag("--layout-sensitive", g_verifier_options.layout_sensitive,
-                  "Also check layouts, as XLA's verifier does after layout assignment");
-  parse->add_flag("!--no-mixed-precision", g_verifier_options.allow_mixed_precision,
-                  "Reject mixed floating-point precision in elementwise operations");
+  parse->add_flag(
+      "--layout-sensitive", g_verifier_options.layout_sensitive,
+      "Also check layouts, as XLA's verifier does after layout assignment");
+  parse->add_flag(
+      "!--no-mixed-precision", g_verifier_options.allow_mixed_precision,
+      "Reject mixed floating-point precision in elementwise operations");
 
   std::string print_file;
   bool no_metadata = false, short_form = false, operand_shapes = false;

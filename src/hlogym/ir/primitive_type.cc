@@ -64,7 +64,13 @@ std::optional<PrimitiveType> ParsePrimitiveType(std::string_view s) {
   // Quick rejection: the lexer asks this for every identifier.
   if (s.size() < 2 || s.size() > 13) return std::nullopt;
   switch (s[0]) {
-    case 'p': case 's': case 'u': case 'f': case 'b': case 'c': case 't':
+    case 'p':
+    case 's':
+    case 'u':
+    case 'f':
+    case 'b':
+    case 'c':
+    case 't':
     case 'o':
       break;
     default:

@@ -2014,45 +2014,33 @@ absl::Status Verifier::HandleCollectivePermute(const Instruction* inst) {
   const int64_t limit =
       *mode == GroupMode::kCrossReplica ? replica_count_ : num_partitions_;
   absl::flat_hash_map<int64_t, int64_t> sources, targets;
+  auto check_id =
+      [&](std::string_view role, int64_t id,
+          absl::flat_hash_map<int64_t, int64_t>& uses) -> absl::Status {
+    if (id < 0) {
+      return InstError(inst, role, " ", id,
+                       " in the instruction's source-target pair must be "
+                       ">= 0");
+    }
+    if (limit != 1 && id >= limit) {
+      return InstError(inst, role, " ", id,
+                       " in the instruction's source-target pair must be < ",
+                       limit);
+    }
+    if (++uses[id] > allowed) {
+      if (allowed == 1) {
+        return InstError(inst, role, " ", id,
+                         " appears more than once in instruction's "
+                         "source-target pairs");
+      }
+      return InstError(inst, role, " ", id, " appears more than ", allowed,
+                       " times in instruction's source-target pairs");
+    }
+    return absl::OkStatus();
+  };
   for (const auto& [src, dst] : inst->attrs().source_target_pairs) {
-    if (src < 0) {
-      return InstError(inst, "Source ", src,
-                       " in the instruction's source-target pair must be "
-                       ">= 0");
-    }
-    if (limit != 1 && src >= limit) {
-      return InstError(inst, "Source ", src,
-                       " in the instruction's source-target pair must be < ",
-                       limit);
-    }
-    if (++sources[src] > allowed) {
-      if (allowed == 1) {
-        return InstError(inst, "Source ", src,
-                         " appears more than once in instruction's "
-                         "source-target pairs");
-      }
-      return InstError(inst, "Source ", src, " appears more than ", allowed,
-                       " times in instruction's source-target pairs");
-    }
-    if (dst < 0) {
-      return InstError(inst, "Target ", dst,
-                       " in the instruction's source-target pair must be "
-                       ">= 0");
-    }
-    if (limit != 1 && dst >= limit) {
-      return InstError(inst, "Target ", dst,
-                       " in the instruction's source-target pair must be < ",
-                       limit);
-    }
-    if (++targets[dst] > allowed) {
-      if (allowed == 1) {
-        return InstError(inst, "Target ", dst,
-                         " appears more than once in instruction's "
-                         "source-target pairs");
-      }
-      return InstError(inst, "Target ", dst, " appears more than ", allowed,
-                       " times in instruction's source-target pairs");
-    }
+    if (absl::Status s = check_id("Source", src, sources); !s.ok()) return s;
+    if (absl::Status s = check_id("Target", dst, targets); !s.ok()) return s;
   }
   auto result = InferCollectivePermuteShape(operands, in_place);
   if (!result.ok()) return Wrap(inst, result.status());
@@ -2465,7 +2453,8 @@ absl::Status Verifier::VerifyNoLayoutChange(const Instruction* inst) const {
     const Shape& in = operand->shape();
     if (!in.IsArray() || !in.has_layout() || in.rank() != out.rank()) continue;
     if (in.layout().minor_to_major != out.layout().minor_to_major) {
-      return InstError(inst, OpcodeName(op), " must not change the layout: operand '",
+      return InstError(inst, OpcodeName(op),
+                       " must not change the layout: operand '",
                        operand->name(), "' is ", in.ToString(), ", result is ",
                        out.ToString());
     }
