@@ -322,6 +322,10 @@ int main(int argc, char** argv) {
   parse->add_flag(
       "!--no-mixed-precision", g_verifier_options.allow_mixed_precision,
       "Reject mixed floating-point precision in elementwise operations");
+  parse->add_flag("!--no-unbounded-dynamism",
+                  g_verifier_options.allow_unbounded_dynamism,
+                  "Reject unbounded dynamic dimensions ('?'), as XLA's default "
+                  "verifier does");
 
   std::string print_file;
   bool no_metadata = false, short_form = false, operand_shapes = false;

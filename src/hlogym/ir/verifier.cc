@@ -2466,6 +2466,10 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
   if (absl::Status s = VerifyShapeWellFormed(inst, inst->shape()); !s.ok()) {
     return s;
   }
+  if (!opts_.allow_unbounded_dynamism && inst->shape().is_unbounded_dynamic()) {
+    return InstError(inst, "unbounded dynamism is disabled for instruction: ",
+                     inst->shape().ToString());
+  }
   if (PartialWrapperRoot(inst)) return absl::OkStatus();
   if (absl::Status s = VerifyOperandCount(inst); !s.ok()) return s;
   if (absl::Status s = VerifyCalledCount(inst); !s.ok()) return s;

@@ -16,6 +16,10 @@ struct VerifierOptions {
   // Accept mixed float precision (bf16 operand into an f32 add) as XLA's
   // verifier does by default for some backends.
   bool allow_mixed_precision = true;
+  // Accept unbounded dynamic dimensions ('?'). XLA's verifier rejects them
+  // unless told otherwise; real JAX exports use them, so HloGym accepts them
+  // by default.
+  bool allow_unbounded_dynamism = true;
 };
 
 // Returns OK or an error naming the instruction (and its text location when
