@@ -479,10 +479,10 @@ bool Parser::ParseModuleText() {
       return Error("module has more than one ENTRY computation");
     }
     bool is_entry = false;
-    size_t before = module_->computations().size();
     if (!ParseComputation(&is_entry)) return false;
+    // Inline bodies and async wrappers are added first; the computation
+    // itself is always added last.
     Computation* c = module_->computations().back().get();
-    (void)before;
     if (is_entry) {
       if (have_entry)
         return Error("module has more than one ENTRY computation");
@@ -917,11 +917,8 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
   }
   if (tok_.kind != Tok::kIdent) return Error("expected an opcode");
   std::string_view word = tok_.text;
-  const char* op_loc = tok_.begin;
   if (auto op = ParseOpcode(word)) {
     p.opcode = *op;
-    if (p.opcode == Opcode::kAlternatives || true) {
-    }
   } else {
     // Async shorthand: <op>-start / <op>-update / <op>-done.
     Opcode async_op = Opcode::kAsyncStart;
@@ -955,7 +952,6 @@ bool Parser::ParseInstruction(Computation* comp, bool* has_root) {
     p.wrapped = *wrapped;
   }
   Advance();
-  (void)op_loc;
   if (!ParseOperands(&p)) return false;
   if (!ParseAttributes(&p)) return false;
   if (!CheckRequired(&p)) return false;
@@ -2273,12 +2269,8 @@ bool Parser::ParseShape(Shape* shape) {
     if (next == Tok::kInt || next == Tok::kColon) return ParseLayout(shape);
     if (next == Tok::kRbrace && shape->rank() == 0) {
       // "f32[]{}" is printed by some tools for scalars; accept it.
-      const char* save = lexer_.position();
-      Token saved = tok_;
       Advance();
       Advance();
-      (void)save;
-      (void)saved;
       return true;
     }
   }
