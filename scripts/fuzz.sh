@@ -14,7 +14,9 @@ MAX_LEN=65536
 
 # Coverage instrumentation must reach the libraries, not only the fuzzer's
 # own file, so it goes into the global flags.
-SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+# UBSan findings abort the run instead of scrolling past in the log.
+SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
+SAN+=" -fno-omit-frame-pointer"
 # The project's warning list may name GCC-only warnings.
 SAN+=" -Wno-unknown-warning-option"
 CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja \

@@ -4,6 +4,7 @@
 #include "hlogym/ir/verifier.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -1538,9 +1539,13 @@ absl::Status Verifier::CheckMeshGroups(const Instruction* inst,
     axes.emplace_back(body.substr(pos + 1, end - pos - 1));
     const size_t eq = body.find('=', end);
     if (eq != std::string_view::npos) {
-      devices *= std::max<int64_t>(
+      const int64_t size = std::max<int64_t>(
           1, std::strtoll(std::string(body.substr(eq + 1, 8)).c_str(), nullptr,
                           10));
+      // Saturate: fuzzed meshes can multiply past int64.
+      if (__builtin_mul_overflow(devices, size, &devices)) {
+        devices = std::numeric_limits<int64_t>::max();
+      }
     }
     pos = end + 1;
   }

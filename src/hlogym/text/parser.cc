@@ -2672,21 +2672,28 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* lit) {
     *lit = Literal::Unknown(shape);
     return true;
   }
-  if (shape.ElementsIn() > (int64_t{1} << 31)) {
-    return Error("literal too large");
+  // Constant data is materialized; cap it so hostile text cannot exhaust
+  // memory (real dumps elide big constants as {...}).
+  constexpr int64_t kMaxLiteralBytes = int64_t{1} << 30;
+  const int64_t elements = shape.ElementsIn();
+  if (elements > kMaxLiteralBytes / std::max(1, ByteWidth(shape.element_type()))) {
+    return Error(StrCat("constant of shape ", shape.ToString(),
+                        " is too large to materialize (limit 1 GiB); write it "
+                        "as {...}"));
   }
-  *lit = Literal(shape);
   if (tok_.kind != Tok::kLbrace) {
     // A bare scalar is broadcast to the whole array (even an empty one), as
-    // XLA's parser does.
+    // XLA's parser does. Parse it before allocating the array.
     Literal scalar(Shape::Scalar(shape.element_type()));
     if (!ParseLiteralElement(&scalar, 0)) return false;
+    *lit = Literal(shape);
     const int64_t n = shape.ElementsIn();
     const size_t w = static_cast<size_t>(ByteWidth(shape.element_type()));
     uint8_t* data = lit->mutable_data();
     for (int64_t i = 0; i < n; ++i) std::memcpy(data + i * w, scalar.data(), w);
     return true;
   }
+  *lit = Literal(shape);
   int64_t index = 0;
   return ParseLiteralArray(lit, 0, &index);
 }

@@ -1760,3 +1760,22 @@ TEST(ParserFuzzRegressionTest, ScalarLiteralForEmptyArray) {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Found by the fuzzer: a huge constant with a bad element allocated 4.9 GB
+// before failing. Constants are capped at 1 GiB; elided ones cost nothing.
+TEST(ParserFuzzRegressionTest, HugeConstantsAreRejectedNotAllocated) {
+  auto m = ParseModule("ENTRY e {\n  ROOT c = f32[1234234567] constant(x)\n}");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(std::string(m.status().message()).find("too large to materialize"),
+            std::string::npos)
+      << m.status().message();
+  auto elided =
+      ParseModule("ENTRY e {\n  ROOT c = f32[1234234567] constant({...})\n}");
+  EXPECT_TRUE(elided.ok()) << elided.status().message();
+}
+
+}  // namespace
+}  // namespace hlogym
