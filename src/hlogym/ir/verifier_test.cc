@@ -1223,3 +1223,22 @@ ENTRY e {
 
 }  // namespace
 }  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+// Found by the fuzzer: mesh axis sizes whose product overflows int64 (UB,
+// caught by check-full's UBSan). The size saturates and the mismatch with
+// the device list is reported.
+TEST(VerifierFuzzRegressionTest, HugeMeshDoesNotOverflow) {
+  std::string text = std::string(kAdd) + R"(
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT r = f32[8] all-reduce(p), replica_groups=mesh['a'=99999999,'b'=99999999,'c'=99999999, device_ids=(0,1)] {'a'}, to_apply=add
+}
+)";
+  ExpectError(text, "mesh device_ids list 2 devices but the mesh has");
+}
+
+}  // namespace
+}  // namespace hlogym
