@@ -47,6 +47,28 @@ std::vector<fs::path> CorpusFiles(const std::string& shared) {
   return files;
 }
 
+// Adds a copy of `old` to `nc`, with operands, control predecessors and
+// called computations mapped to their copies (which must exist already).
+Instruction* CopyInstructionInto(
+    const Instruction& old, Computation* nc,
+    absl::flat_hash_map<const Instruction*, Instruction*>& map,
+    const absl::flat_hash_map<const Computation*, Computation*>& comp_map) {
+  std::vector<Instruction*> ops;
+  for (Instruction* op : old.operands()) ops.push_back(map.at(op));
+  auto n = old.CloneWithNewOperands(ops);
+  std::vector<Computation*> callees;
+  for (Computation* callee : old.called_computations()) {
+    callees.push_back(comp_map.at(callee));
+  }
+  n->set_called_computations(std::move(callees));
+  Instruction* added = nc->AddInstruction(std::move(n));
+  for (Instruction* p : old.control_predecessors()) {
+    EXPECT_TRUE(map.at(p)->AddControlDependencyTo(added).ok());
+  }
+  map[&old] = added;
+  return added;
+}
+
 // Copies `m` into a new module with fresh names, adding computations in a
 // random callee-first order and each computation's instructions in a random
 // topological order (Kahn's algorithm with a random pick of the ready set).
@@ -83,20 +105,8 @@ std::unique_ptr<Module> ShuffledRenamedClone(const Module& m, uint64_t seed) {
       Instruction* old = ready[pick];
       ready[pick] = ready.back();
       ready.pop_back();
-      std::vector<Instruction*> ops;
-      for (Instruction* op : old->operands()) ops.push_back(map.at(op));
-      auto n = old->CloneWithNewOperands(ops);
-      n->set_name(StrCat("v", next_name++));
-      std::vector<Computation*> callees;
-      for (Computation* callee : old->called_computations()) {
-        callees.push_back(comp_map.at(callee));
-      }
-      n->set_called_computations(std::move(callees));
-      Instruction* added = nc->AddInstruction(std::move(n));
-      for (Instruction* p : old->control_predecessors()) {
-        EXPECT_TRUE(map.at(p)->AddControlDependencyTo(added).ok());
-      }
-      map[old] = added;
+      CopyInstructionInto(*old, nc, map, comp_map)
+          ->set_name(StrCat("v", next_name++));
       // Each user is counted once per distinct dependency.
       absl::flat_hash_set<const Instruction*> users(old->users().begin(),
                                                     old->users().end());
@@ -199,19 +209,7 @@ std::unique_ptr<Module> StructurallyOrderedClone(const Module& m) {
         }
         const Instruction* old = node;
         stack.pop_back();
-        std::vector<Instruction*> ops;
-        for (Instruction* op : old->operands()) ops.push_back(map.at(op));
-        auto n = old->CloneWithNewOperands(ops);
-        std::vector<Computation*> callees;
-        for (Computation* callee : old->called_computations()) {
-          callees.push_back(comp_map.at(callee));
-        }
-        n->set_called_computations(std::move(callees));
-        Instruction* added = nc->AddInstruction(std::move(n));
-        for (Instruction* p : old->control_predecessors()) {
-          EXPECT_TRUE(map.at(p)->AddControlDependencyTo(added).ok());
-        }
-        map[old] = added;
+        CopyInstructionInto(*old, nc, map, comp_map);
       }
     }
     if (c->root_instruction()) {

@@ -192,9 +192,7 @@ std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
   return order;
 }
 
-std::unique_ptr<Computation> Computation::Clone(
-    const std::vector<std::pair<const Computation*, Computation*>>* comp_map)
-    const {
+std::unique_ptr<Computation> Computation::Clone() const {
   auto c = std::make_unique<Computation>(name_);
   c->execution_thread_ = execution_thread_;
   c->is_fusion_computation_ = is_fusion_computation_;
@@ -209,16 +207,6 @@ std::unique_ptr<Computation> Computation::Clone(
     }
     auto n = p->CloneWithNewOperands({});
     n->unique_id_ = p->unique_id_;
-    if (comp_map != nullptr) {
-      for (auto& called : n->called_computations_) {
-        for (const auto& [from, to] : *comp_map) {
-          if (from == called) {
-            called = to;
-            break;
-          }
-        }
-      }
-    }
     fresh.push_back(c->AddInstruction(std::move(n)));
   }
   for (size_t i = 0; i < slots_.size(); ++i) {

@@ -79,11 +79,9 @@ class Computation {
   const std::string& execution_thread() const { return execution_thread_; }
   void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
 
-  // Deep copy into `module` (which assigns fresh ids). Called computations of
-  // the clone's instructions are mapped through `comp_map` when present.
-  std::unique_ptr<Computation> Clone(
-      const std::vector<std::pair<const Computation*, Computation*>>* comp_map =
-          nullptr) const;
+  // Deep copy, not yet in any module. Called computations still point at
+  // the originals; Module::Clone remaps them.
+  std::unique_ptr<Computation> Clone() const;
 
   // Scratch slot for algorithms (not part of the value; not thread-safe).
   mutable int64_t scratch = 0;

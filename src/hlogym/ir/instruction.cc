@@ -278,17 +278,6 @@ bool Instruction::IsRoot() const {
   return parent_ != nullptr && parent_->root_instruction() == this;
 }
 
-std::string Instruction::ToString() const {
-  std::string s = StrCat("%", name_, " = ", shape_.ToString(), " ",
-                         OpcodeName(opcode_), "(");
-  for (size_t i = 0; i < operands_.size(); ++i) {
-    if (i) s += ", ";
-    StrAppend(&s, "%", operands_[i]->name());
-  }
-  s += ")";
-  return s;
-}
-
 std::unique_ptr<Instruction> Instruction::CloneWithNewOperands(
     const std::vector<Instruction*>& new_operands) const {
   auto c = std::make_unique<Instruction>(opcode_, shape_);

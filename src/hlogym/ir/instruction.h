@@ -160,9 +160,6 @@ class Instruction {
   bool HasSideEffect() const;
   bool IsRoot() const;
 
-  // One-line text of this instruction (see text/printer.h for options).
-  std::string ToString() const;
-
   // Copies opcode, shape, name, attributes and called computations, with
   // `new_operands` as operands. Users and control edges are not copied.
   std::unique_ptr<Instruction> CloneWithNewOperands(

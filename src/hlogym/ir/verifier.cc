@@ -4,9 +4,9 @@
 #include "hlogym/ir/verifier.h"
 
 #include <algorithm>
-#include <limits>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -305,6 +305,9 @@ class Verifier {
   absl::Status CheckShape(const Instruction* inst,
                           const absl::StatusOr<Shape>& inferred);
   absl::Status CheckMixedPrecision(const Instruction* inst);
+  absl::Status CheckToApplyParameterTypes(
+      const Instruction* inst, std::span<const Shape* const> operands,
+      const ProgramShape& to_apply) const;
   absl::Status VerifyNoLayoutChange(const Instruction* inst) const;
   absl::Status VerifyInstruction(const Instruction* inst);
   absl::Status VerifyOperandCount(const Instruction* inst);
@@ -2467,6 +2470,24 @@ absl::Status Verifier::VerifyNoLayoutChange(const Instruction* inst) const {
   return absl::OkStatus();
 }
 
+// Without mixed precision, reduce and map operands must have exactly the
+// element types of the to_apply parameters they feed.
+absl::Status Verifier::CheckToApplyParameterTypes(
+    const Instruction* inst, std::span<const Shape* const> operands,
+    const ProgramShape& to_apply) const {
+  if (opts_.allow_mixed_precision) return absl::OkStatus();
+  for (size_t i = 0; i < operands.size() && i < to_apply.parameters.size();
+       ++i) {
+    if (to_apply.parameters[i].element_type() != operands[i]->element_type()) {
+      return InstError(inst,
+                       "Shape mismatch between to_apply computation parameter "
+                       "and operand ",
+                       i);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
   if (absl::Status s = VerifyShapeWellFormed(inst, inst->shape()); !s.ok()) {
     return s;
@@ -2657,18 +2678,7 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
           !s.ok()) {
         return s;
       }
-      if (!opts_.allow_mixed_precision) {
-        for (size_t i = 0; i < operands.size() && i < p.parameters.size();
-             ++i) {
-          if (p.parameters[i].element_type() != operands[i]->element_type()) {
-            return InstError(inst,
-                             "Shape mismatch between to_apply "
-                             "computation parameter and operand ",
-                             i);
-          }
-        }
-      }
-      return absl::OkStatus();
+      return CheckToApplyParameterTypes(inst, operands, p);
     }
     case Opcode::kReduceWindow:
       return CheckShape(
@@ -2687,18 +2697,7 @@ absl::Status Verifier::VerifyInstruction(const Instruction* inst) {
           !s.ok()) {
         return s;
       }
-      if (!opts_.allow_mixed_precision) {
-        for (size_t i = 0; i < operands.size() && i < p.parameters.size();
-             ++i) {
-          if (p.parameters[i].element_type() != operands[i]->element_type()) {
-            return InstError(inst,
-                             "Shape mismatch between to_apply "
-                             "computation parameter and operand ",
-                             i);
-          }
-        }
-      }
-      return absl::OkStatus();
+      return CheckToApplyParameterTypes(inst, operands, p);
     }
     case Opcode::kSort: {
       if (inst->dimensions().size() != 1) {
