@@ -7,7 +7,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build g++ pkg-config
   libabsl-dev libxxhash-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libzip-dev
+  python3 python3-numpy
 )
 # Only `make fuzz` needs clang's libFuzzer.
 if [ "${1:-}" = "--fuzz" ]; then

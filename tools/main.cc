@@ -1,6 +1,7 @@
 // hlogym: the command-line interface.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,11 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cost_command.h"
+#include "hlogym/eval/compare.h"
+#include "hlogym/eval/inputs.h"
+#include "hlogym/eval/interpreter.h"
+#include "hlogym/eval/npy.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/ir/verifier.h"
@@ -297,6 +303,240 @@ int Demo(const std::string& file) {
   return rt.empty() ? 0 : 1;
 }
 
+// ---- run and compare: evaluation with the reference interpreter.
+
+std::string FormatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+// "shape: min .. max .. mean ..; first values" for one output array.
+std::string SummarizeArray(const Literal& l) {
+  const Shape& s = l.shape();
+  std::string out = s.ToString(false);
+  const int64_t n = l.element_count();
+  if (l.is_unknown()) return out + ": contents unknown";
+  if (n == 0) return out + ": empty";
+  const PrimitiveType t = s.element_type();
+  if (t == PrimitiveType::kPred) {
+    int64_t trues = 0;
+    for (int64_t i = 0; i < n; ++i) trues += l.data()[i] != 0;
+    StrAppend(&out, ": ", trues, " of ", n, " true");
+  } else if (IsComplexType(t)) {
+    std::complex<double> sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += l.GetComplex(i);
+    sum /= static_cast<double>(n);
+    StrAppend(&out, ": mean (", FormatDouble(sum.real()), ", ",
+              FormatDouble(sum.imag()), ")");
+  } else {
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    int64_t nans = 0, infs = 0, finite = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = l.GetAsDouble(i);
+      if (std::isnan(v)) {
+        ++nans;
+        continue;
+      }
+      if (std::isinf(v)) ++infs;
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+      if (std::isfinite(v)) {
+        sum += v;
+        ++finite;
+      }
+    }
+    if (nans < n) {
+      StrAppend(&out, ": min ", FormatDouble(mn), " max ", FormatDouble(mx));
+    } else {
+      out += ":";
+    }
+    if (finite > 0) {
+      StrAppend(&out, " mean ", FormatDouble(sum / finite));
+    }
+    if (nans > 0) StrAppend(&out, " nan ", nans);
+    if (infs > 0) StrAppend(&out, " inf ", infs);
+  }
+  out += "; first: ";
+  const int64_t shown = std::min<int64_t>(n, 6);
+  for (int64_t i = 0; i < shown; ++i) {
+    if (i) out += ", ";
+    l.AppendElement(i, &out);
+  }
+  if (shown < n) out += ", ...";
+  return out;
+}
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[32];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(bytes));
+  } else if (bytes < (int64_t{1} << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
+  }
+  return buf;
+}
+
+double Millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+// Arguments for `m`'s entry: from files when `inputs` is set, else
+// generated from `seed`.
+absl::StatusOr<std::vector<Literal>> MakeArguments(const Module& m,
+                                                   const std::string& inputs,
+                                                   uint64_t seed) {
+  if (!m.entry_computation()) {
+    return absl::InvalidArgumentError("the module has no entry computation");
+  }
+  std::vector<Shape> shapes = ParameterShapes(*m.entry_computation());
+  if (!inputs.empty()) return ReadArguments(inputs, shapes);
+  return GenerateInputs(shapes, seed);
+}
+
+struct Evaluation {
+  Literal result;
+  double millis = 0;
+  int64_t instructions = 0;
+  int64_t peak_bytes = 0;
+};
+
+// Limits set by the --time-limit, --max-while-iterations and
+// --zero-unknown-constants flags of `run` and `compare`.
+InterpreterOptions g_interpreter_limits;
+
+absl::StatusOr<Evaluation> Evaluate(const Module& m,
+                                    const std::vector<Literal>& args,
+                                    uint64_t seed) {
+  InterpreterOptions options = g_interpreter_limits;
+  options.rng_seed = seed;
+  Interpreter interpreter(options);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = interpreter.Run(m, args);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!r.ok()) return r.status();
+  Evaluation e;
+  e.result = std::move(*r);
+  e.millis = Millis(t1 - t0);
+  e.instructions = interpreter.instructions_evaluated();
+  e.peak_bytes = interpreter.peak_live_bytes();
+  return e;
+}
+
+std::string InputsText(const std::string& inputs, uint64_t seed,
+                       const std::vector<Literal>& args) {
+  int64_t arrays = 0;
+  for (const Literal& a : args) {
+    arrays += static_cast<int64_t>(ArrayLeaves(a).size());
+  }
+  if (!inputs.empty()) return StrCat(arrays, " arrays from ", inputs);
+  return StrCat(arrays, " arrays generated with seed ", seed);
+}
+
+int RunRun(const std::string& file, const std::string& inputs, uint64_t seed,
+           const std::string& outputs, bool print) {
+  auto m = LoadAndVerify(file);
+  if (!m.ok()) {
+    std::cerr << m.status().message() << "\n";
+    return 1;
+  }
+  auto args = MakeArguments(**m, inputs, seed);
+  if (!args.ok()) {
+    std::cerr << file << ": inputs: " << args.status().message() << "\n";
+    return 1;
+  }
+  auto e = Evaluate(**m, *args, seed);
+  if (!e.ok()) {
+    std::cerr << file << ": evaluation failed: " << e.status().message()
+              << "\n";
+    return 1;
+  }
+  std::cout << file << ": inputs: " << InputsText(inputs, seed, *args) << "\n";
+  std::printf("run: %.3f ms, %lld instructions evaluated, peak live %s\n",
+              e->millis, static_cast<long long>(e->instructions),
+              FormatBytes(e->peak_bytes).c_str());
+  std::vector<const Literal*> leaves = ArrayLeaves(e->result);
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    std::cout << "out" << j << " " << SummarizeArray(*leaves[j]) << "\n";
+    if (print) {
+      std::cout << "out" << j << " = " << leaves[j]->ToString() << "\n";
+    }
+  }
+  if (leaves.empty()) {
+    std::cout << "result " << e->result.shape().ToString(false)
+              << ": no arrays\n";
+  }
+  if (!outputs.empty()) {
+    if (absl::Status s = WriteOutputs(e->result, outputs); !s.ok()) {
+      std::cerr << s.message() << "\n";
+      return 1;
+    }
+    std::cout << "wrote " << leaves.size() << " arrays to " << outputs << "\n";
+  }
+  return 0;
+}
+
+// Exit status: 0 all outputs match, 1 some differ, 2 errors.
+int RunCompare(const std::string& file_a, const std::string& file_b,
+               const std::string& inputs, uint64_t seed,
+               const CompareOptions& options) {
+  auto a = LoadAndVerify(file_a);
+  if (!a.ok()) {
+    std::cerr << a.status().message() << "\n";
+    return 2;
+  }
+  auto b = LoadAndVerify(file_b);
+  if (!b.ok()) {
+    std::cerr << b.status().message() << "\n";
+    return 2;
+  }
+  if (!(*a)->entry_computation() || !(*b)->entry_computation()) {
+    std::cerr << "a module has no entry computation\n";
+    return 2;
+  }
+  std::vector<Shape> pa = ParameterShapes(*(*a)->entry_computation());
+  std::vector<Shape> pb = ParameterShapes(*(*b)->entry_computation());
+  if (pa.size() != pb.size()) {
+    std::cerr << file_b << ": the entry has " << pb.size() << " parameters, "
+              << file_a << " has " << pa.size() << "\n";
+    return 2;
+  }
+  for (size_t i = 0; i < pa.size(); ++i) {
+    if (!pa[i].EqualIgnoringLayout(pb[i])) {
+      std::cerr << file_b << ": entry parameter " << i << " is "
+                << pb[i].ToString(false) << ", in " << file_a << " it is "
+                << pa[i].ToString(false) << "\n";
+      return 2;
+    }
+  }
+  auto args = MakeArguments(**a, inputs, seed);
+  if (!args.ok()) {
+    std::cerr << file_a << ": inputs: " << args.status().message() << "\n";
+    return 2;
+  }
+  std::cout << "inputs: " << InputsText(inputs, seed, *args) << "\n";
+  Evaluation results[2];
+  const std::string* files[2] = {&file_a, &file_b};
+  const Module* modules[2] = {a->get(), b->get()};
+  for (int k = 0; k < 2; ++k) {
+    auto e = Evaluate(*modules[k], *args, seed);
+    if (!e.ok()) {
+      std::cerr << *files[k] << ": evaluation failed: " << e.status().message()
+                << "\n";
+      return 2;
+    }
+    results[k] = std::move(*e);
+    std::printf("%s %s: %.3f ms, %lld instructions evaluated\n",
+                k == 0 ? "a" : "b", files[k]->c_str(), results[k].millis,
+                static_cast<long long>(results[k].instructions));
+  }
+  CompareReport report = Compare(results[0].result, results[1].result, options);
+  std::cout << report.ToString();
+  return report.ok ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace hlogym
 
@@ -304,7 +544,8 @@ int main(int argc, char** argv) {
   using namespace hlogym;
   CLI::App app{
       "hlogym: HLO graphs for compiler-optimization research.\n"
-      "Parse, verify, print, hash and inspect XLA HLO text modules."};
+      "Parse, verify, print, hash, inspect and evaluate XLA HLO text "
+      "modules."};
   app.require_subcommand(1);
 
   std::vector<std::string> parse_files;
@@ -358,6 +599,61 @@ int main(int argc, char** argv) {
       "FILE", demo_files,
       "HLO files (default: examples/*.hlo, else an embedded module)");
 
+  std::string run_file, run_inputs, run_outputs;
+  uint64_t run_seed = 0;
+  bool run_print = false;
+  auto* run = app.add_subcommand(
+      "run", "Evaluate a module with the reference interpreter");
+  run->add_option("FILE", run_file, "HLO file")->required();
+  run->add_option("--inputs", run_inputs,
+                  "Directory of param<i>.npy files or an .npz archive "
+                  "(default: generated inputs)");
+  run->add_option("--seed", run_seed,
+                  "Seed of the generated inputs and of rng ops (default 0)");
+  run->add_option("--outputs", run_outputs,
+                  "Write the result arrays out<j> to this directory, or "
+                  "archive when it ends in .npz");
+  run->add_flag("--print", run_print, "Print every output array in full");
+  auto add_limits = [](CLI::App* cmd) {
+    cmd->add_option("--time-limit", g_interpreter_limits.time_limit_seconds,
+                    "Stop a run after this many seconds (default: none)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--max-while-iterations",
+                    g_interpreter_limits.max_while_iterations,
+                    "Fail a while loop that runs longer (default 16777216)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--zero-unknown-constants",
+                  g_interpreter_limits.unknown_constants_as_zero,
+                  "Evaluate constants printed as {...} as zeros");
+  };
+  add_limits(run);
+
+  std::string cmp_a, cmp_b, cmp_inputs;
+  uint64_t cmp_seed = 0;
+  double cmp_rtol = 0, cmp_atol = 0;
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "Run two modules on the same inputs and compare their outputs (exit 0: "
+      "equal within tolerance, 1: different, 2: error)");
+  cmp->add_option("A", cmp_a, "HLO file")->required();
+  cmp->add_option("B", cmp_b, "HLO file, the reference for --rtol")->required();
+  cmp->add_option("--inputs", cmp_inputs,
+                  "Directory of param<i>.npy files or an .npz archive "
+                  "(default: generated inputs)");
+  cmp->add_option("--seed", cmp_seed,
+                  "Seed of the generated inputs and of rng ops (default 0)");
+  auto* rtol_opt = cmp->add_option(
+      "--rtol", cmp_rtol,
+      "Relative tolerance for floats: |a-b| <= atol + rtol*|b| (default per "
+      "type, e.g. 1e-5 for f32)");
+  auto* atol_opt = cmp->add_option(
+      "--atol", cmp_atol, "Absolute tolerance for floats (default per type)");
+  rtol_opt->check(CLI::NonNegativeNumber);
+  atol_opt->check(CLI::NonNegativeNumber);
+  add_limits(cmp);
+
+  AddCostCommand(app);
+
   CLI11_PARSE(app, argc, argv);
 
   if (*parse) return RunParse(parse_files, quiet);
@@ -365,6 +661,14 @@ int main(int argc, char** argv) {
     return RunPrint(print_file, no_metadata, short_form, operand_shapes);
   if (*hash) return RunHash(hash_files);
   if (*stats) return RunStats(stats_files);
+  if (*run)
+    return RunRun(run_file, run_inputs, run_seed, run_outputs, run_print);
+  if (*cmp) {
+    CompareOptions options;
+    if (rtol_opt->count() > 0) options.rtol = cmp_rtol;
+    if (atol_opt->count() > 0) options.atol = cmp_atol;
+    return RunCompare(cmp_a, cmp_b, cmp_inputs, cmp_seed, options);
+  }
   if (*demo) {
     if (demo_files.empty()) {
       for (const char* f :

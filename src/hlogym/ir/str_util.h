@@ -33,6 +33,13 @@ requires(!std::same_as<T, char> &&
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);
 }
+// Shortest text that reads back to the same value ("0.5", "1e-05").
+template <std::floating_point T>
+void AppendOne(std::string* out, T v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
 inline void AppendOne(std::string* out, bool v) {
   out->append(v ? "true" : "false");
 }
