@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cost_command.h"
+#include "hlogym/cost/evaluator.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
 #include "hlogym/eval/interpreter.h"
@@ -297,10 +298,40 @@ int Demo(const std::string& file) {
   std::printf("DagHash: %s\n", Hex16(DagHash(**m)).c_str());
   std::printf("round trip (parse -> print -> parse -> print): %s\n",
               rt.empty() ? "identical" : rt.c_str());
+  // The interpreter on seeded inputs, and the modelled H100 time.
+  int rc = rt.empty() ? 0 : 1;
+  auto args = GenerateInputs(ParameterShapes(*(*m)->entry_computation()), 0);
+  Interpreter interpreter;
+  auto t3 = std::chrono::steady_clock::now();
+  auto out = args.ok() ? interpreter.Run(**m, *args)
+                       : absl::StatusOr<Literal>(args.status());
+  auto t4 = std::chrono::steady_clock::now();
+  if (out.ok()) {
+    std::printf("interpreter (seed 0): %.2f ms, %lld instructions evaluated\n",
+                ms(t3, t4),
+                static_cast<long long>(interpreter.instructions_evaluated()));
+  } else {
+    std::printf("interpreter: %s\n",
+                std::string(out.status().message()).c_str());
+    rc = 1;
+  }
+  auto evaluator = CreateEvaluator("model:h100");
+  auto cost = evaluator.ok()
+                  ? (*evaluator)->Evaluate(**m)
+                  : absl::StatusOr<EvaluationResult>(evaluator.status());
+  if (cost.ok()) {
+    std::printf("modelled H100 time: %.3f us in %lld kernels\n",
+                cost->total_seconds * 1e6,
+                static_cast<long long>(cost->kernel_count));
+  } else {
+    std::printf("cost model: %s\n",
+                std::string(cost.status().message()).c_str());
+    rc = 1;
+  }
   Stats s;
   CollectStats(**m, &s);
   PrintStats(StrCat("module ", (*m)->name()), s);
-  return rt.empty() ? 0 : 1;
+  return rc;
 }
 
 // ---- run and compare: evaluation with the reference interpreter.
@@ -379,6 +410,28 @@ std::string FormatBytes(int64_t bytes) {
   return buf;
 }
 
+// Limits set by the --time-limit, --max-while-iterations and
+// --zero-unknown-constants flags of `run` and `compare`.
+InterpreterOptions g_interpreter_limits;
+
+// Bytes of all array leaves of `s` (saturating, so huge shapes stay huge).
+int64_t ShapeByteSize(const Shape& s) {
+  if (s.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : s.tuple_shapes()) {
+      total = std::min<int64_t>(total + ShapeByteSize(e), int64_t{1} << 62);
+    }
+    return total;
+  }
+  if (!s.IsArray()) return 0;
+  int64_t n = ByteWidth(s.element_type());
+  for (int64_t d : s.dimensions()) {
+    if (d > 0 && n > (int64_t{1} << 62) / d) return int64_t{1} << 62;
+    n *= std::max<int64_t>(d, 0);
+  }
+  return n;
+}
+
 double Millis(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
@@ -393,6 +446,15 @@ absl::StatusOr<std::vector<Literal>> MakeArguments(const Module& m,
   }
   std::vector<Shape> shapes = ParameterShapes(*m.entry_computation());
   if (!inputs.empty()) return ReadArguments(inputs, shapes);
+  // Refuse before allocating: generated inputs count against the same
+  // memory limit as the run.
+  int64_t total = 0;
+  for (const Shape& s : shapes) total += ShapeByteSize(s);
+  if (total > g_interpreter_limits.max_live_bytes) {
+    return absl::ResourceExhaustedError(StrCat(
+        "the entry parameters take ", total, " bytes, over the limit of ",
+        g_interpreter_limits.max_live_bytes, " bytes"));
+  }
   return GenerateInputs(shapes, seed);
 }
 
@@ -402,10 +464,6 @@ struct Evaluation {
   int64_t instructions = 0;
   int64_t peak_bytes = 0;
 };
-
-// Limits set by the --time-limit, --max-while-iterations and
-// --zero-unknown-constants flags of `run` and `compare`.
-InterpreterOptions g_interpreter_limits;
 
 absl::StatusOr<Evaluation> Evaluate(const Module& m,
                                     const std::vector<Literal>& args,

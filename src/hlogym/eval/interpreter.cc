@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "hlogym/eval/index_util.h"
 #include "hlogym/eval/rng.h"
 #include "hlogym/ir/str_util.h"
 
@@ -18,12 +20,16 @@ namespace {
 struct Value {
   std::shared_ptr<const Literal> array;
   std::shared_ptr<const std::vector<Value>> tuple;
+  // The result of an async computation whose operands are not all bound
+  // yet: it holds zeros until the computation runs.
+  bool pending = false;
 
   bool is_tuple() const { return tuple != nullptr; }
   bool empty() const { return array == nullptr && tuple == nullptr; }
 };
 
 Literal ToLiteral(const Value& v) {
+  if (v.empty()) return Literal();
   if (!v.is_tuple()) return *v.array;
   std::vector<Shape> shapes;
   std::vector<Literal> elements;
@@ -194,8 +200,12 @@ class Interpreter::Impl : public KernelContext {
                                        std::vector<Value>& operands);
   absl::StatusOr<Value> EvalAsyncStart(const Instruction& inst,
                                        std::vector<Value>& operands);
+  absl::StatusOr<Value> AdvanceAsync(const Instruction& inst,
+                                     std::vector<Value>& operands);
   absl::StatusOr<Value> EvalScan(const Instruction& inst,
                                  std::vector<Value>& operands);
+  absl::StatusOr<Value> EvalScaledDot(const Instruction& inst,
+                                      std::vector<Value>& operands);
   absl::Status CheckBudget(const Instruction& inst) {
     int64_t need = ShapeBytes(inst.shape());
     if (*live_bytes_ + need > options_.max_live_bytes) {
@@ -572,6 +582,40 @@ bool IsDataMovementOpcode(Opcode op) {
   }
 }
 
+// Ops whose operands may legally differ in floating-point precision from
+// their result (the verifier allows mixed precision), and which XLA computes
+// in the result type. Conversions, comparisons and the like are excluded:
+// their operand types differ from the result by definition.
+bool ComputesInResultType(Opcode op) {
+  switch (op) {
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kBitcast:
+    case Opcode::kReducePrecision:
+    case Opcode::kStochasticConvert:
+    case Opcode::kCompare:
+    case Opcode::kIsFinite:
+    case Opcode::kReal:
+    case Opcode::kImag:
+    case Opcode::kComplex:
+      return false;
+    default:
+      return IsElementwiseOpcode(op) || IsDataMovementOpcode(op);
+  }
+}
+
+// `lit` rounded to floating type `t` (nearest even; one rounding from the
+// exact value).
+Literal ConvertFloat(const Literal& lit, PrimitiveType t) {
+  Shape shape = lit.shape();
+  shape.set_element_type(t);
+  Literal out(shape);
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    out.SetFromDouble(i, lit.GetAsDouble(i));
+  }
+  return out;
+}
+
 // The largest replica group of a collective (1 when it has none or only
 // singleton groups).
 int64_t LargestGroup(const Instruction& inst) {
@@ -610,6 +654,18 @@ absl::StatusOr<Value> Interpreter::Impl::EvalInstruction(
     auto lits = arrays();
     return wrap(kernel(absl::MakeConstSpan(lits)));
   };
+
+  // Mixed precision: convert floating operands to the result's type.
+  const PrimitiveType rt = inst.shape().element_type();
+  if (IsFloatingPointType(rt) && ComputesInResultType(op)) {
+    for (Value& v : operands) {
+      if (v.is_tuple() || v.array == nullptr) continue;
+      PrimitiveType ot = v.array->shape().element_type();
+      if (ot != rt && IsFloatingPointType(ot)) {
+        v = MakeArray(ConvertFloat(*v.array, rt));
+      }
+    }
+  }
 
   if (IsElementwiseOpcode(op)) {
     return array_kernel(
@@ -652,6 +708,10 @@ absl::StatusOr<Value> Interpreter::Impl::EvalInstruction(
         return absl::InvalidArgumentError(
             StrCat("tuple index ", i, " out of range"));
       }
+      if ((*operands[0].tuple)[i].pending) {
+        return absl::UnimplementedError(
+            "reads the result of an async computation before its -done");
+      }
       return (*operands[0].tuple)[i];
     }
     case Opcode::kCall:
@@ -693,6 +753,7 @@ absl::StatusOr<Value> Interpreter::Impl::EvalInstruction(
     case Opcode::kAddDependency:
     case Opcode::kCopyDone:
     case Opcode::kAsyncUpdate:
+      if (op == Opcode::kAsyncUpdate) return AdvanceAsync(inst, operands);
       if (operands.empty()) {
         return absl::InvalidArgumentError("expects an operand");
       }
@@ -727,11 +788,14 @@ absl::StatusOr<Value> Interpreter::Impl::EvalInstruction(
     case Opcode::kAsyncStart:
       return EvalAsyncStart(inst, operands);
     case Opcode::kAsyncDone: {
-      if (operands.size() != 1 || !operands[0].is_tuple() ||
-          operands[0].tuple->size() < 2) {
-        return absl::InvalidArgumentError("operand is not an async-start");
+      absl::StatusOr<Value> state = AdvanceAsync(inst, operands);
+      if (!state.ok()) return state.status();
+      const Value& result = (*state->tuple)[1];
+      if (result.pending) {
+        return absl::InvalidArgumentError(
+            "the async computation's operands were never all bound");
       }
-      return (*operands[0].tuple)[1];
+      return result;
     }
     case Opcode::kGather:
       return array_kernel([&](Operands ops) { return EvalGather(inst, ops); });
@@ -749,6 +813,8 @@ absl::StatusOr<Value> Interpreter::Impl::EvalInstruction(
     case Opcode::kConvolution:
       return array_kernel(
           [&](Operands ops) { return EvalConvolution(inst, ops); });
+    case Opcode::kScaledDot:
+      return EvalScaledDot(inst, operands);
     case Opcode::kRaggedDot:
       return array_kernel(
           [&](Operands ops) { return EvalRaggedDot(inst, ops); });
@@ -810,6 +876,17 @@ absl::StatusOr<Value> Interpreter::Impl::EvalWhile(const Instruction& inst,
   const Computation* body = inst.while_body();
   if (cond == nullptr || body == nullptr) {
     return absl::InvalidArgumentError("while without condition or body");
+  }
+  // A condition that is the constant true never lets the loop end: say so
+  // now instead of after max_while_iterations.
+  const Instruction* cond_root = cond->root_instruction();
+  if (cond_root != nullptr && cond_root->opcode() == Opcode::kConstant &&
+      cond_root->has_literal() && !cond_root->literal().is_unknown() &&
+      cond_root->literal().element_count() == 1 &&
+      cond_root->literal().GetBits(0) != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("the condition ", cond->name(),
+               " is the constant true: the loop never ends"));
   }
   for (int64_t iter = 0;; ++iter) {
     absl::StatusOr<Value> p = EvalComputation(*cond, {state});
@@ -942,16 +1019,73 @@ absl::StatusOr<Value> Interpreter::Impl::EvalAsyncStart(
   if (!shape.IsTuple() || shape.tuple_shapes_size() < 2) {
     return absl::InvalidArgumentError("async-start shape is not a tuple");
   }
-  absl::StatusOr<Value> result =
-      EvalComputation(*inst.called_computations()[0], operands);
-  if (!result.ok()) return result.status();
-  // ((operands...), result, context...)
+  // ((operands...), result, context...). Operands may also arrive later,
+  // through async-update; until all are bound the result stays pending (an
+  // empty Value) and the computation runs when the last one arrives.
+  const Computation& callee = *inst.called_computations()[0];
+  Value result;
+  // A shorthand wrapper may get operands late, which only its -done shows:
+  // it runs there.
+  if (!callee.IsAsyncWrapper() &&
+      static_cast<int64_t>(operands.size()) == callee.num_parameters()) {
+    absl::StatusOr<Value> r = EvalComputation(callee, operands);
+    if (!r.ok()) return r.status();
+    result = std::move(*r);
+  }
+  if (result.empty()) {
+    result = Zeros(shape.tuple_shapes(1));
+    result.pending = true;
+  }
   std::vector<Value> elements;
   elements.push_back(MakeTuple(operands));
-  elements.push_back(std::move(*result));
+  elements.push_back(std::move(result));
   for (int64_t i = 2; i < shape.tuple_shapes_size(); ++i) {
     elements.push_back(Zeros(shape.tuple_shapes(i)));
   }
+  return MakeTuple(std::move(elements));
+}
+
+// async-update and async-done: bind the operands after the first (late
+// binding) and run the computation once every parameter has a value.
+absl::StatusOr<Value> Interpreter::Impl::AdvanceAsync(
+    const Instruction& inst, std::vector<Value>& operands) {
+  if (operands.empty() || !operands[0].is_tuple() ||
+      operands[0].tuple->size() < 2 || !(*operands[0].tuple)[0].is_tuple()) {
+    return absl::InvalidArgumentError("operand is not an async-start");
+  }
+  const Instruction* start = inst.operand(0);
+  while (start->opcode() == Opcode::kAsyncUpdate && start->operand_count() > 0) {
+    start = start->operand(0);
+  }
+  if (operands.size() == 1 && !(*operands[0].tuple)[1].pending) {
+    return operands[0];
+  }
+  if (start->opcode() != Opcode::kAsyncStart ||
+      start->called_computations().empty()) {
+    return absl::InvalidArgumentError("no async-start at the head of the chain");
+  }
+  std::vector<Value> bound = *(*operands[0].tuple)[0].tuple;
+  for (size_t i = 1; i < operands.size(); ++i) bound.push_back(operands[i]);
+  std::vector<Value> elements = *operands[0].tuple;
+  const Computation& callee = *start->called_computations()[0];
+  const int64_t n = static_cast<int64_t>(bound.size());
+  if (elements[1].pending) {
+    absl::StatusOr<Value> r = absl::StatusOr<Value>(elements[1]);
+    if (n == callee.num_parameters() &&
+        (!callee.IsAsyncWrapper() || inst.opcode() == Opcode::kAsyncDone)) {
+      r = EvalComputation(callee, bound);
+    } else if (inst.opcode() == Opcode::kAsyncDone &&
+               callee.IsAsyncWrapper() &&
+               callee.root_instruction() != nullptr) {
+      // An `op-start` shorthand whose operands arrive late: its wrapper
+      // only has the operands given to the start, so the wrapped op runs
+      // directly on every operand bound by now.
+      r = EvalInstruction(*callee.root_instruction(), bound);
+    }
+    if (!r.ok()) return r.status();
+    elements[1] = std::move(*r);
+  }
+  elements[0] = MakeTuple(std::move(bound));
   return MakeTuple(std::move(elements));
 }
 
@@ -976,6 +1110,32 @@ absl::StatusOr<Value> Interpreter::Impl::EvalCollective(
         StrCat(OpcodeName(op), " over replica groups of ", group,
                " participants needs other replicas; the interpreter runs "
                "one device"));
+  }
+  // A shape change (all-gather growing, reduce-scatter shrinking a
+  // dimension) means several participants even when the groups are left
+  // implicit.
+  if (op == Opcode::kAllGather || op == Opcode::kReduceScatter ||
+      op == Opcode::kAllToAll || op == Opcode::kAllReduce ||
+      op == Opcode::kAllReduceStart || op == Opcode::kCollectiveBroadcast) {
+    std::vector<const Shape*> results;
+    if (operands.size() == 1) {
+      if (inst.shape().IsArray()) results.push_back(&inst.shape());
+    } else if (inst.shape().IsTuple() &&
+               inst.shape().tuple_shapes_size() ==
+                   static_cast<int64_t>(operands.size())) {
+      for (const Shape& s : inst.shape().tuple_shapes()) results.push_back(&s);
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!operands[i].is_tuple() &&
+          operands[i].array->shape().dimensions() != results[i]->dimensions()) {
+        return absl::UnimplementedError(
+            StrCat(OpcodeName(op), " from ",
+                   operands[i].array->shape().ToString(false), " to ",
+                   results[i]->ToString(false),
+                   " needs several participants; the interpreter runs one "
+                   "device"));
+      }
+    }
   }
   // On one participant, all-reduce, all-gather, reduce-scatter, all-to-all
   // and collective-broadcast return their operands unchanged.
@@ -1119,6 +1279,65 @@ absl::StatusOr<Value> Interpreter::Impl::EvalScan(
   return MakeTuple(std::move(elements));
 }
 
+absl::StatusOr<Value> Interpreter::Impl::EvalScaledDot(
+    const Instruction& inst, std::vector<Value>& operands) {
+  // scaled-dot(lhs, rhs, lhs_scale, rhs_scale): each operand is multiplied
+  // by its scale broadcast over blocks (dimension d of the operand is
+  // scale_dim[d] blocks of operand_dim[d] / scale_dim[d] elements), then
+  // contracted as a dot into the result type.
+  if (operands.size() < 2 || operands.size() > 4) {
+    return absl::InvalidArgumentError("scaled-dot expects 2 to 4 operands");
+  }
+  if (absl::Status s = ExpectArrays(operands); !s.ok()) return s;
+  if (absl::Status s = CheckBudget(inst); !s.ok()) return s;
+  std::vector<Literal> scaled;
+  for (int k = 0; k < 2; ++k) {
+    const Literal& x = *operands[k].array;
+    const Literal* scale =
+        k + 2 < static_cast<int>(operands.size()) ? operands[k + 2].array.get()
+                                                  : nullptr;
+    Shape shape = x.shape();
+    shape.set_element_type(PrimitiveType::kF32);
+    Literal out(shape);
+    const DimVector& dims = x.shape().dimensions();
+    DimVector block(dims.size(), 1), sstr;
+    if (scale != nullptr) {
+      if (scale->shape().rank() != x.shape().rank()) {
+        return absl::InvalidArgumentError(
+            StrCat("scale ", k, " has rank ", scale->shape().rank(),
+                   ", its operand ", x.shape().rank()));
+      }
+      for (size_t d = 0; d < dims.size(); ++d) {
+        int64_t sd = scale->shape().dimensions(d);
+        if (sd <= 0 || dims[d] % sd != 0) {
+          return absl::InvalidArgumentError(
+              StrCat("scale ", k, " dimension ", d, " (", sd,
+                     ") does not divide the operand's (", dims[d], ")"));
+        }
+        block[d] = dims[d] / sd;
+      }
+      sstr = RowMajorStrides(scale->shape().dimensions());
+    }
+    DimVector idx(dims.size(), 0);
+    const int64_t n = x.element_count();
+    for (int64_t i = 0; i < n; ++i) {
+      double v = x.GetAsDouble(i);
+      if (scale != nullptr) {
+        int64_t si = 0;
+        for (size_t d = 0; d < dims.size(); ++d) si += idx[d] / block[d] * sstr[d];
+        v *= scale->GetAsDouble(si);
+      }
+      out.SetFromDouble(i, v);
+      NextIndex(dims, &idx);
+    }
+    scaled.push_back(std::move(out));
+  }
+  const Literal* ptrs[2] = {&scaled[0], &scaled[1]};
+  absl::StatusOr<Literal> r = EvalDot(inst, absl::MakeConstSpan(ptrs, 2));
+  if (!r.ok()) return r.status();
+  return FromLiteral(std::move(*r));
+}
+
 // ---------------------------------------------------------------------------
 Interpreter::Interpreter(InterpreterOptions options)
     : options_(std::move(options)) {}
@@ -1155,7 +1374,9 @@ absl::StatusOr<Literal> Interpreter::RunComputation(
     }
   }
   Literal result;
-  {
+  // Kernels allocate their results and scratch with the standard
+  // allocator; running out of memory is reported, not fatal.
+  try {
     Impl impl(options_, this);
     std::vector<Value> values;
     for (const Literal* a : args) values.push_back(Impl::Borrow(*a));
@@ -1163,6 +1384,9 @@ absl::StatusOr<Literal> Interpreter::RunComputation(
         impl.EvalComputation(computation, std::move(values));
     if (!out.ok()) return out.status();
     result = ToLiteral(*out);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        StrCat("out of memory while running ", computation.name()));
   }
   return result;
 }

@@ -455,5 +455,70 @@ TEST(Interpreter, IntermediatesAreFreedEarly) {
   EXPECT_LE(interp.peak_live_bytes(), 3 * 262144 * 4);
 }
 
+TEST(Interpreter, ConstantTrueConditionIsReportedAtOnce) {
+  const char* text = R"(
+HloModule m
+cond {
+  p = f32[] parameter(0)
+  ROOT t = pred[] constant(true)
+}
+body {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT w = f32[] while(x), condition=cond, body=body
+}
+)";
+  auto out = RunText(text, {F32({1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("is the constant true"),
+            std::string::npos)
+      << out.status();
+}
+
+TEST(Interpreter, AsyncOperandsBoundLateRunAtDone) {
+  // async-start binds a, async-update binds b; the sum is computed once
+  // both are there.
+  const char* text = R"(
+HloModule m
+wrapped {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT s = f32[2] add(a, b)
+}
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  start = ((f32[2]), f32[2], s32[]) async-start(a), calls=wrapped
+  update = ((f32[2], f32[2]), f32[2], s32[]) async-update(start, b)
+  ROOT done = f32[2] async-done(update)
+}
+)";
+  auto out = RunText(text, {F32({1, 2}), F32({10, 20})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{11, 22}));
+}
+
+TEST(Interpreter, MixedPrecisionOperandsAreConvertedToTheResultType) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = bf16[2] parameter(1)
+  ROOT s = bf16[2] add(a, b)
+}
+)";
+  Literal b(Shape(PrimitiveType::kBF16, {2}));
+  b.SetFromDouble(0, 1);
+  b.SetFromDouble(1, 256);
+  // 1.00390625 rounds to 1 in bf16 before the add: 1 + 1 = 2; 1 + 256 = 257
+  // rounds to 256 (bf16 has 8 significant bits).
+  auto out = RunText(text, {F32({1.00390625f, 1}), std::move(b)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{2, 256}));
+}
+
 }  // namespace
 }  // namespace hlogym

@@ -19,7 +19,9 @@ double Normal(uint64_t a, uint64_t b) {
 absl::StatusOr<Literal> EvalRng(const Instruction& inst,
                                 const std::vector<const Literal*>& operands,
                                 CounterRng& rng) {
-  if (operands.size() != 2 || operands[0]->element_count() != 1 ||
+  // A third operand (a shape some producers append) does not change the
+  // distribution.
+  if (operands.size() < 2 || operands[0]->element_count() != 1 ||
       operands[1]->element_count() != 1) {
     return absl::InvalidArgumentError("rng expects two scalar operands");
   }
@@ -78,21 +80,24 @@ absl::StatusOr<Literal> EvalRng(const Instruction& inst,
 absl::StatusOr<Literal> EvalRngBitGenerator(
     const Instruction& inst, const std::vector<const Literal*>& operands) {
   const Shape& shape = inst.shape();
-  if (operands.size() != 1 || !shape.IsTuple() ||
-      shape.tuple_shapes_size() != 2 || !shape.tuple_shapes(1).IsArray() ||
-      !IsIntegralType(operands[0]->shape().element_type())) {
+  // The result is (new state, bits), or the bits alone.
+  const bool with_state = shape.IsTuple();
+  if (operands.size() != 1 || !operands[0]->shape().IsArray() ||
+      (with_state && (shape.tuple_shapes_size() != 2 ||
+                      !shape.tuple_shapes(1).IsArray())) ||
+      (!with_state && !shape.IsArray())) {
     return absl::InvalidArgumentError(
-        "rng-bit-generator expects an integer state and a (state, bits) "
+        "rng-bit-generator expects a state array and a (state, bits) or bits "
         "result");
   }
   const Literal& state = *operands[0];
-  // The key is a hash of every state word: the output is a pure function of
-  // the state, so equal states give equal bits.
+  // The key is a hash of every state word's bits: the output is a pure
+  // function of the state, so equal states give equal bits.
   uint64_t key = 0x243f6a8885a308d3ull;
   for (int64_t i = 0; i < state.element_count(); ++i) {
-    key = Mix64(key ^ state.GetAsUint64(i));
+    key = Mix64(key ^ state.GetBits(i));
   }
-  Literal bits(shape.tuple_shapes(1));
+  Literal bits(with_state ? shape.tuple_shapes(1) : shape);
   const PrimitiveType bt = bits.shape().element_type();
   const int width = BitWidth(bt);
   const int64_t n = bits.element_count();
@@ -105,9 +110,10 @@ absl::StatusOr<Literal> EvalRngBitGenerator(
       bits.SetBits(i, r);
     }
   }
+  if (!with_state) return bits;
   // The new state advances the first word by the number of outputs.
   Literal next = state;
-  if (next.element_count() > 0) {
+  if (next.element_count() > 0 && IsIntegralType(next.shape().element_type())) {
     uint64_t w0 = next.GetAsUint64(0) + static_cast<uint64_t>(n);
     next.SetFromInt64(0, static_cast<int64_t>(w0));
   }
