@@ -1054,7 +1054,8 @@ absl::StatusOr<Value> Interpreter::Impl::AdvanceAsync(
     return absl::InvalidArgumentError("operand is not an async-start");
   }
   const Instruction* start = inst.operand(0);
-  while (start->opcode() == Opcode::kAsyncUpdate && start->operand_count() > 0) {
+  while (start->opcode() == Opcode::kAsyncUpdate &&
+         start->operand_count() > 0) {
     start = start->operand(0);
   }
   if (operands.size() == 1 && !(*operands[0].tuple)[1].pending) {
@@ -1062,7 +1063,8 @@ absl::StatusOr<Value> Interpreter::Impl::AdvanceAsync(
   }
   if (start->opcode() != Opcode::kAsyncStart ||
       start->called_computations().empty()) {
-    return absl::InvalidArgumentError("no async-start at the head of the chain");
+    return absl::InvalidArgumentError(
+        "no async-start at the head of the chain");
   }
   std::vector<Value> bound = *(*operands[0].tuple)[0].tuple;
   for (size_t i = 1; i < operands.size(); ++i) bound.push_back(operands[i]);
@@ -1074,8 +1076,7 @@ absl::StatusOr<Value> Interpreter::Impl::AdvanceAsync(
     if (n == callee.num_parameters() &&
         (!callee.IsAsyncWrapper() || inst.opcode() == Opcode::kAsyncDone)) {
       r = EvalComputation(callee, bound);
-    } else if (inst.opcode() == Opcode::kAsyncDone &&
-               callee.IsAsyncWrapper() &&
+    } else if (inst.opcode() == Opcode::kAsyncDone && callee.IsAsyncWrapper() &&
                callee.root_instruction() != nullptr) {
       // An `op-start` shorthand whose operands arrive late: its wrapper
       // only has the operands given to the start, so the wrapped op runs
@@ -1293,9 +1294,9 @@ absl::StatusOr<Value> Interpreter::Impl::EvalScaledDot(
   std::vector<Literal> scaled;
   for (int k = 0; k < 2; ++k) {
     const Literal& x = *operands[k].array;
-    const Literal* scale =
-        k + 2 < static_cast<int>(operands.size()) ? operands[k + 2].array.get()
-                                                  : nullptr;
+    const Literal* scale = k + 2 < static_cast<int>(operands.size())
+                               ? operands[k + 2].array.get()
+                               : nullptr;
     Shape shape = x.shape();
     shape.set_element_type(PrimitiveType::kF32);
     Literal out(shape);
@@ -1324,7 +1325,8 @@ absl::StatusOr<Value> Interpreter::Impl::EvalScaledDot(
       double v = x.GetAsDouble(i);
       if (scale != nullptr) {
         int64_t si = 0;
-        for (size_t d = 0; d < dims.size(); ++d) si += idx[d] / block[d] * sstr[d];
+        for (size_t d = 0; d < dims.size(); ++d)
+          si += idx[d] / block[d] * sstr[d];
         v *= scale->GetAsDouble(si);
       }
       out.SetFromDouble(i, v);

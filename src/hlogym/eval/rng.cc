@@ -83,8 +83,8 @@ absl::StatusOr<Literal> EvalRngBitGenerator(
   // The result is (new state, bits), or the bits alone.
   const bool with_state = shape.IsTuple();
   if (operands.size() != 1 || !operands[0]->shape().IsArray() ||
-      (with_state && (shape.tuple_shapes_size() != 2 ||
-                      !shape.tuple_shapes(1).IsArray())) ||
+      (with_state &&
+       (shape.tuple_shapes_size() != 2 || !shape.tuple_shapes(1).IsArray())) ||
       (!with_state && !shape.IsArray())) {
     return absl::InvalidArgumentError(
         "rng-bit-generator expects a state array and a (state, bits) or bits "
