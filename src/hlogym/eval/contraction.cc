@@ -16,27 +16,19 @@
 #include <type_traits>
 #include <vector>
 
-#include "hlogym/eval/float16.h"
 #include "hlogym/eval/index_util.h"
 #include "hlogym/eval/kernels.h"
+#include "hlogym/eval/math_util.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 namespace {
 
-template <typename... Args>
-absl::Status Error(const Instruction& inst, const Args&... args) {
-  return absl::InvalidArgumentError(
-      StrCat("instruction '", inst.name(), "': ", args...));
-}
+using math_internal::Error;
 
-template <typename... Args>
-absl::Status Unimplemented(const Instruction& inst, const Args&... args) {
-  return absl::UnimplementedError(
-      StrCat("instruction '", inst.name(), "': ", args...));
-}
+using math_internal::Unimplemented;
 
-std::string ShapeText(const Shape& s) { return s.ToString(false); }
+using math_internal::ShapeText;
 
 // ---------------------------------------------------------------------------
 

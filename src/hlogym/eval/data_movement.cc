@@ -10,18 +10,11 @@
 
 #include "hlogym/eval/index_util.h"
 #include "hlogym/eval/kernels.h"
+#include "hlogym/eval/move_util.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 namespace move_internal {
-
-// Copies elements: for every index i over `dims`,
-// dst[sum i_d * dst_strides_d] = src[sum i_d * src_strides_d] (strides in
-// elements; source strides may be zero or negative). Also used by
-// gather_scatter.cc and sort.cc.
-void StridedCopy(int width, const uint8_t* src, uint8_t* dst,
-                 const DimVector& dims, const DimVector& src_strides,
-                 const DimVector& dst_strides);
 
 namespace {
 

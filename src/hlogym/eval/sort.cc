@@ -16,36 +16,15 @@
 
 #include "hlogym/eval/index_util.h"
 #include "hlogym/eval/kernels.h"
+#include "hlogym/eval/move_util.h"
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 namespace {
 
-absl::Status Error(const Instruction& inst, const std::string& msg) {
-  return absl::InvalidArgumentError(
-      StrCat("%", inst.name(), ": ", OpcodeName(inst.opcode()), " ", msg));
-}
-
-absl::Status CheckArray(const Instruction& inst, const Literal* l, int64_t i) {
-  if (l == nullptr || !l->shape().IsArray()) {
-    return Error(inst, StrCat("operand ", i, " is not an array"));
-  }
-  if (l->is_unknown()) {
-    return Error(inst, StrCat("operand ", i, " has unknown contents"));
-  }
-  for (int64_t d : l->shape().dimensions()) {
-    if (d < 0) return Error(inst, StrCat("operand ", i, " has no static size"));
-  }
-  const int64_t n = l->shape().ElementsIn();
-  if (n == std::numeric_limits<int64_t>::max() ||
-      l->size_bytes() !=
-          static_cast<size_t>(n) * ByteWidth(l->shape().element_type())) {
-    return Error(inst,
-                 StrCat("operand ", i, "'s data does not match its shape"));
-  }
-  return absl::OkStatus();
-}
+using move_internal::CheckArray;
+using move_internal::Error;
 
 // ---- Sort keys: element values mapped to numbers whose built-in order is
 // the comparison's order.

@@ -1,14 +1,39 @@
-// Conversions between float and the 16-bit float types for the kernels'
-// inner loops (round to nearest even; NaN becomes the type's quiet NaN with
-// its sign, as the literal encoder does).
-#ifndef HLOGYM_EVAL_FLOAT16_H_
-#define HLOGYM_EVAL_FLOAT16_H_
+// Helpers of the math kernels (contraction, reduction, linalg): errors, and
+// conversions between float and the 16-bit float types for inner loops (round
+// to nearest even; NaN becomes the type's quiet NaN with its sign, as the
+// literal encoder does).
+#ifndef HLOGYM_EVAL_MATH_UTIL_H_
+#define HLOGYM_EVAL_MATH_UTIL_H_
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "hlogym/ir/instruction.h"
+#include "hlogym/ir/str_util.h"
 
 namespace hlogym {
+namespace math_internal {
+
+// "instruction 'name': ..." errors of the contraction, reduction and linalg
+// kernels.
+template <typename... Args>
+absl::Status Error(const Instruction& inst, const Args&... args) {
+  return absl::InvalidArgumentError(
+      StrCat("instruction '", inst.name(), "': ", args...));
+}
+
+template <typename... Args>
+absl::Status Unimplemented(const Instruction& inst, const Args&... args) {
+  return absl::UnimplementedError(
+      StrCat("instruction '", inst.name(), "': ", args...));
+}
+
+inline std::string ShapeText(const Shape& s) { return s.ToString(false); }
+
+}  // namespace math_internal
 
 inline float Bf16ToFloat(uint16_t h) {
   return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
@@ -52,4 +77,4 @@ inline uint16_t FloatToF16(float f) {
 
 }  // namespace hlogym
 
-#endif  // HLOGYM_EVAL_FLOAT16_H_
+#endif  // HLOGYM_EVAL_MATH_UTIL_H_
