@@ -293,6 +293,7 @@ class CompiledScalarFunction : public ScalarFunction {
         }
         if (step.copy && step.in.size() != 1) return nullptr;
         step.width = ByteWidth(inst->shape().element_type());
+        if (!step.copy) step.fast = ChooseFast(*inst);
         f->steps_.push_back(std::move(step));
       } else {
         return nullptr;
@@ -340,6 +341,10 @@ class CompiledScalarFunction : public ScalarFunction {
                     step.width);
         continue;
       }
+      if (step.fast != FastOp::kNone) {
+        RunFast(step);
+        continue;
+      }
       absl::InlinedVector<const uint8_t*, 3> in;
       for (int32_t s : step.in) in.push_back(slots_[s].bytes);
       static constexpr int64_t kStrides[3] = {1, 1, 1};
@@ -360,13 +365,141 @@ class CompiledScalarFunction : public ScalarFunction {
   struct Slot {
     alignas(16) uint8_t bytes[16] = {};
   };
+  // The scalar ops comparators and reducers use most, run without the
+  // general kernel's dispatch and checks. Each is exact for the types it is
+  // chosen for (see ChooseFast); everything else takes ElementwiseKernel.
+  enum class FastOp : uint8_t {
+    kNone,
+    kCompareS32,
+    kCompareU32,
+    kCompareF32,
+    kSelect,  // pred, then two operands of `width` bytes
+    kAndPred,
+    kOrPred,
+    kNotPred,
+  };
   struct Step {
     const Instruction* inst = nullptr;
     int32_t out = 0;
     bool copy = false;
     int width = 0;
+    FastOp fast = FastOp::kNone;
     absl::InlinedVector<int32_t, 3> in;
   };
+  static FastOp ChooseFast(const Instruction& inst) {
+    const PrimitiveType rt = inst.shape().element_type();
+    auto type_of = [&](int64_t i) {
+      return inst.operand(i)->shape().element_type();
+    };
+    switch (inst.opcode()) {
+      case Opcode::kCompare: {
+        if (inst.operand_count() != 2 || type_of(0) != type_of(1)) break;
+        const ComparisonType ct = inst.comparison_type();
+        switch (type_of(0)) {
+          case PrimitiveType::kS32:
+            if (ct == ComparisonType::kDefault || ct == ComparisonType::kSigned)
+              return FastOp::kCompareS32;
+            break;
+          case PrimitiveType::kU32:
+            if (ct == ComparisonType::kDefault ||
+                ct == ComparisonType::kUnsigned)
+              return FastOp::kCompareU32;
+            break;
+          case PrimitiveType::kF32:
+            if (ct == ComparisonType::kDefault || ct == ComparisonType::kFloat)
+              return FastOp::kCompareF32;
+            break;
+          default:
+            break;
+        }
+        break;
+      }
+      case Opcode::kSelect:
+        if (inst.operand_count() == 3 && type_of(0) == PrimitiveType::kPred &&
+            type_of(1) == rt && type_of(2) == rt) {
+          return FastOp::kSelect;
+        }
+        break;
+      case Opcode::kAnd:
+      case Opcode::kOr:
+        if (rt == PrimitiveType::kPred && inst.operand_count() == 2 &&
+            type_of(0) == rt && type_of(1) == rt) {
+          return inst.opcode() == Opcode::kAnd ? FastOp::kAndPred
+                                               : FastOp::kOrPred;
+        }
+        break;
+      case Opcode::kNot:
+        if (rt == PrimitiveType::kPred && inst.operand_count() == 1 &&
+            type_of(0) == rt) {
+          return FastOp::kNotPred;
+        }
+        break;
+      default:
+        break;
+    }
+    return FastOp::kNone;
+  }
+  template <typename T>
+  static bool CompareValues(ComparisonDirection d, T a, T b) {
+    switch (d) {
+      case ComparisonDirection::kEq:
+        return a == b;
+      case ComparisonDirection::kNe:
+        return a != b;
+      case ComparisonDirection::kLt:
+        return a < b;
+      case ComparisonDirection::kLe:
+        return a <= b;
+      case ComparisonDirection::kGt:
+        return a > b;
+      case ComparisonDirection::kGe:
+        return a >= b;
+    }
+    return false;
+  }
+  template <typename T>
+  T Load(int32_t slot) const {
+    T v;
+    std::memcpy(&v, slots_[slot].bytes, sizeof(T));
+    return v;
+  }
+  void RunFast(const Step& step) {
+    uint8_t* out = slots_[step.out].bytes;
+    const ComparisonDirection d = step.inst->comparison_direction();
+    switch (step.fast) {
+      case FastOp::kCompareS32:
+        out[0] = CompareValues(d, Load<int32_t>(step.in[0]),
+                               Load<int32_t>(step.in[1]));
+        break;
+      case FastOp::kCompareU32:
+        out[0] = CompareValues(d, Load<uint32_t>(step.in[0]),
+                               Load<uint32_t>(step.in[1]));
+        break;
+      case FastOp::kCompareF32:
+        // IEEE comparisons: NaN is unordered (only NE is true).
+        out[0] =
+            CompareValues(d, Load<float>(step.in[0]), Load<float>(step.in[1]));
+        break;
+      case FastOp::kSelect:
+        std::memmove(out,
+                     slots_[step.in[slots_[step.in[0]].bytes[0] ? 1 : 2]].bytes,
+                     step.width);
+        break;
+      case FastOp::kAndPred:
+        out[0] = (slots_[step.in[0]].bytes[0] != 0) &&
+                 (slots_[step.in[1]].bytes[0] != 0);
+        break;
+      case FastOp::kOrPred:
+        out[0] = (slots_[step.in[0]].bytes[0] != 0) ||
+                 (slots_[step.in[1]].bytes[0] != 0);
+        break;
+      case FastOp::kNotPred:
+        out[0] = slots_[step.in[0]].bytes[0] == 0;
+        break;
+      case FastOp::kNone:
+        break;
+    }
+  }
   std::vector<Slot> slots_;
   std::vector<std::pair<int32_t, int>> params_;   // slot, byte width
   std::vector<std::pair<int32_t, int>> results_;  // slot, byte width

@@ -1,6 +1,7 @@
 #include "hlogym/eval/interpreter.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -518,6 +519,53 @@ ENTRY e {
   auto out = RunText(text, {F32({1.00390625f, 1}), std::move(b)});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Doubles(*out), (std::vector<double>{2, 256}));
+}
+
+TEST(Interpreter, ScalarComparisonsInCalledComputations) {
+  // map runs the computation per element through the compiled scalar
+  // program: compares of s32/u32/f32, select and pred logic.
+  const char* text = R"(
+HloModule m
+f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  u = u32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  ne = pred[] compare(a, b), direction=NE
+  zero = s32[] constant(0)
+  neg = pred[] compare(i, zero), direction=LT
+  big = u32[] constant(2147483648)
+  ubig = pred[] compare(u, big), direction=GE
+  both = pred[] and(lt, neg)
+  either = pred[] or(both, ubig)
+  nb = pred[] not(ne)
+  pick = pred[] select(nb, nb, either)
+  one = f32[] constant(1)
+  two = f32[] constant(2)
+  ROOT r = f32[] select(pick, one, two)
+}
+ENTRY e {
+  a = f32[5] parameter(0)
+  b = f32[5] parameter(1)
+  i = s32[5] parameter(2)
+  u = u32[5] parameter(3)
+  ROOT m = f32[5] map(a, b, i, u), dimensions={0}, to_apply=f
+}
+)";
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Literal u(Shape(PrimitiveType::kU32, {5}));
+  for (int64_t k = 0; k < 5; ++k) u.SetFromInt64(k, 1);
+  u.SetFromInt64(3, int64_t{3000000000});  // >= 2^31 unsigned, < 0 signed
+  // k=0: a==b -> nb true -> 1.
+  // k=1: 1<2 and -1<0 -> either -> 1.
+  // k=2: 1<2 but 5 >= 0, u small -> 2.
+  // k=3: NaN: LT false, NE true -> nb false; u >= 2^31 -> 1.
+  // k=4: NaN, u small -> 2.
+  auto out = RunText(text, {F32({3, 1, 1, nan, nan}), F32({3, 2, 2, 0, 0}),
+                            S32({0, -1, 5, 0, 0}), std::move(u)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Doubles(*out), (std::vector<double>{1, 1, 2, 1, 2}));
 }
 
 }  // namespace
