@@ -454,7 +454,7 @@ absl::Status ConvertInto(const RawArray& raw, Literal* out,
     }
     return absl::OkStatus();
   }
-  std::memcpy(dst, src, out->size_bytes());
+  if (out->size_bytes() > 0) std::memcpy(dst, src, out->size_bytes());
   return absl::OkStatus();
 }
 
@@ -606,7 +606,7 @@ absl::StatusOr<std::string> EncodeNpy(const Literal& array) {
                    ? static_cast<char>(static_cast<int8_t>(array.GetAsInt64(i)))
                    : static_cast<char>(array.GetAsUint64(i));
     }
-  } else {
+  } else if (array.size_bytes() > 0) {  // an empty array has no buffer
     std::memcpy(dst, array.data(), array.size_bytes());
   }
   return out;
