@@ -94,7 +94,7 @@ void DecodeInts(const Literal& lit, std::vector<int64_t>* out) {
       return;
     case PrimitiveType::kS64:
     case PrimitiveType::kU64:
-      std::memcpy(o, p, n * 8);
+      if (n > 0) std::memcpy(o, p, n * 8);
       return;
     default:  // narrower types and pred; unsigned values are zero-extended
       for (int64_t i = 0; i < n; ++i) o[i] = lit.GetAsInt64(i);
@@ -203,7 +203,7 @@ void LoadAs(const Literal& lit, PrimitiveType to, std::vector<Acc>* out) {
   const uint8_t* p = lit.data();
   if constexpr (std::is_same_v<Acc, float>) {
     if (from == PrimitiveType::kF32 && to == PrimitiveType::kF32) {
-      std::memcpy(o, p, n * 4);
+      if (n > 0) std::memcpy(o, p, n * 4);
       return;
     }
     if ((from == PrimitiveType::kBF16 || from == PrimitiveType::kF16) &&
@@ -314,7 +314,7 @@ void StoreAll(const Acc* v, int64_t n, Literal* out, bool saturate) {
   if constexpr (std::is_same_v<Acc, float>) {
     switch (t) {
       case PrimitiveType::kF32:
-        std::memcpy(p, v, n * 4);
+        if (n > 0) std::memcpy(p, v, n * 4);
         return;
       case PrimitiveType::kBF16:
         for (int64_t i = 0; i < n; ++i) {
@@ -333,7 +333,7 @@ void StoreAll(const Acc* v, int64_t n, Literal* out, bool saturate) {
         return;
     }
   } else if constexpr (std::is_same_v<Acc, double>) {
-    std::memcpy(p, v, n * 8);
+    if (n > 0) std::memcpy(p, v, n * 8);
   } else if constexpr (std::is_same_v<Acc, uint64_t>) {
     const bool is_signed = IsSignedIntegralType(t);
     const int64_t lo = IntTypeMin(t);

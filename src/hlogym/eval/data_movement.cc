@@ -57,7 +57,7 @@ inline void CopyElem(const uint8_t* s, uint8_t* d) {
 template <int W>
 void CopyRow(const uint8_t* s, uint8_t* d, int64_t n, int64_t ss, int64_t ds) {
   if (ss == 1 && ds == 1) {
-    std::memcpy(d, s, static_cast<size_t>(n) * W);
+    if (n > 0) std::memcpy(d, s, static_cast<size_t>(n) * W);
   } else if (ss == 0) {
     for (int64_t i = 0; i < n; ++i) CopyElem<W>(s, d + i * ds * W);
   } else {
@@ -417,7 +417,7 @@ absl::StatusOr<Literal> Bitcast(const Instruction& inst, Operands ops) {
     if (!out_default) {
       PhysicalCopy(rw, phys, res, rs.dimensions(), *rm, false);
     } else if (phys != res) {
-      std::memcpy(res, phys, in.size_bytes());
+      if (in.size_bytes() > 0) std::memcpy(res, phys, in.size_bytes());
     }
   }
   // Sub-byte integers are kept in whole bytes (signed ones sign-extended):

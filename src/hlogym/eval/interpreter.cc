@@ -527,7 +527,9 @@ absl::Status GenericScalarFunction::Call(const uint8_t* const* args,
   for (int64_t i = 0; i < c_.num_parameters(); ++i) {
     const Shape& s = c_.parameter_instruction(i)->shape();
     Literal lit(s);
-    std::memcpy(lit.mutable_data(), args[i], lit.size_bytes());
+    if (lit.size_bytes() > 0) {
+      std::memcpy(lit.mutable_data(), args[i], lit.size_bytes());
+    }
     values.push_back(impl_->MakeArray(std::move(lit)));
   }
   absl::StatusOr<Value> out = impl_->EvalComputation(c_, std::move(values));
@@ -537,7 +539,9 @@ absl::Status GenericScalarFunction::Call(const uint8_t* const* args,
       return absl::InvalidArgumentError(
           StrCat("computation ", c_.name(), " returns a nested tuple"));
     }
-    std::memcpy(results[j], v.array->data(), v.array->size_bytes());
+    if (v.array->size_bytes() > 0) {
+      std::memcpy(results[j], v.array->data(), v.array->size_bytes());
+    }
     return absl::OkStatus();
   };
   if (out->is_tuple()) {
