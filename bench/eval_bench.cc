@@ -97,8 +97,13 @@ ENTRY e {
 }
 BENCHMARK(BM_Fusion10_1M)->Unit(benchmark::kMillisecond);
 
-void BM_ReduceRows(benchmark::State& state) {
-  static const Case c = Make(R"(
+// Reduces f32[1024,1024] over dimension state.range(0): 1 sums rows
+// (contiguous), 0 sums columns.
+void BM_Reduce1024(benchmark::State& state) {
+  static const Case* cases[2] = {nullptr, nullptr};
+  const int64_t dim = state.range(0);
+  if (cases[dim] == nullptr) {
+    cases[dim] = new Case(Make(R"(
 HloModule reduce
 sum {
   a = f32[] parameter(0)
@@ -108,28 +113,12 @@ sum {
 ENTRY e {
   p = f32[1024,1024] parameter(0)
   z = f32[] constant(0)
-  ROOT r = f32[1024] reduce(p, z), dimensions={1}, to_apply=sum
-})");
-  RunCase(state, c);
+  ROOT r = f32[1024] reduce(p, z), dimensions={)" +
+                               std::to_string(dim) + "}, to_apply=sum\n}"));
+  }
+  RunCase(state, *cases[dim]);
 }
-BENCHMARK(BM_ReduceRows)->Unit(benchmark::kMillisecond);
-
-void BM_ReduceColumns(benchmark::State& state) {
-  static const Case c = Make(R"(
-HloModule reduce
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  p = f32[1024,1024] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[1024] reduce(p, z), dimensions={0}, to_apply=sum
-})");
-  RunCase(state, c);
-}
-BENCHMARK(BM_ReduceColumns)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Reduce1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
 void BM_Transpose1024(benchmark::State& state) {
   static const Case c = Make(R"(
