@@ -51,17 +51,6 @@ int64_t ArrayBytes(const Shape& s) {
   return s.ElementsIn() * ByteWidth(s.element_type());
 }
 
-int64_t LargestGroupSize(const Instruction& inst) {
-  const auto& rg = inst.attrs().replica_groups;
-  if (!rg.has_value()) return 1;
-  if (rg->form == ReplicaGroups::Form::kMesh) return 2;
-  int64_t largest = 1;
-  for (const auto& g : rg->Expand()) {
-    largest = std::max<int64_t>(largest, static_cast<int64_t>(g.size()));
-  }
-  return largest;
-}
-
 // Multiply-adds of a dot or convolution, or reducer calls of a window
 // reduction (0 for other instructions).
 int64_t MultiplyAdds(const Instruction& inst) {
@@ -175,7 +164,8 @@ std::string Ineligible(const Module& m) {
         why = "multi-device";
         return;
       }
-      if (LargestGroupSize(*inst) > 1) {
+      const auto& groups = inst->attrs().replica_groups;
+      if (groups.has_value() && groups->LargestGroupSize() != 1) {
         why = "multi-device";
         return;
       }

@@ -414,24 +414,6 @@ std::string FormatBytes(int64_t bytes) {
 // --zero-unknown-constants flags of `run` and `compare`.
 InterpreterOptions g_interpreter_limits;
 
-// Bytes of all array leaves of `s` (saturating, so huge shapes stay huge).
-int64_t ShapeByteSize(const Shape& s) {
-  if (s.IsTuple()) {
-    int64_t total = 0;
-    for (const Shape& e : s.tuple_shapes()) {
-      total = std::min<int64_t>(total + ShapeByteSize(e), int64_t{1} << 62);
-    }
-    return total;
-  }
-  if (!s.IsArray()) return 0;
-  int64_t n = ByteWidth(s.element_type());
-  for (int64_t d : s.dimensions()) {
-    if (d > 0 && n > (int64_t{1} << 62) / d) return int64_t{1} << 62;
-    n *= std::max<int64_t>(d, 0);
-  }
-  return n;
-}
-
 double Millis(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
@@ -449,7 +431,10 @@ absl::StatusOr<std::vector<Literal>> MakeArguments(const Module& m,
   // Refuse before allocating: generated inputs count against the same
   // memory limit as the run.
   int64_t total = 0;
-  for (const Shape& s : shapes) total += ShapeByteSize(s);
+  for (const Shape& s : shapes) {
+    total = std::min(total + std::min(s.ArrayBytes(), int64_t{1} << 62),
+                     int64_t{1} << 62);
+  }
   if (total > g_interpreter_limits.max_live_bytes) {
     return absl::ResourceExhaustedError(StrCat(
         "the entry parameters take ", total, " bytes, over the limit of ",

@@ -82,10 +82,6 @@ class TestContext : public KernelContext {
     if (f_ == nullptr) return absl::InternalError("no function registered");
     return f_.get();
   }
-  absl::StatusOr<Literal> CallComputation(
-      const Computation*, absl::Span<const Literal* const>) override {
-    return absl::UnimplementedError("test context");
-  }
   LambdaFunction* function() { return f_.get(); }
   int64_t lookups = 0;
 

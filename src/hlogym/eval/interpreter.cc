@@ -42,16 +42,6 @@ Literal ToLiteral(const Value& v) {
   return out;
 }
 
-int64_t ShapeBytes(const Shape& s) {
-  if (s.IsTuple()) {
-    int64_t total = 0;
-    for (const Shape& e : s.tuple_shapes()) total += ShapeBytes(e);
-    return total;
-  }
-  if (!s.IsArray()) return 0;
-  return s.ElementsIn() * ByteWidth(s.element_type());
-}
-
 // Same element type and dimensions (layouts and dynamic-ness ignored).
 bool SameArrayShape(const Shape& a, const Shape& b) {
   if (a.IsTuple() || b.IsTuple()) {
@@ -116,8 +106,6 @@ class Interpreter::Impl : public KernelContext {
   // KernelContext.
   absl::StatusOr<ScalarFunction*> GetScalarFunction(
       const Computation* c) override;
-  absl::StatusOr<Literal> CallComputation(
-      const Computation* c, absl::Span<const Literal* const> args) override;
 
   Value MakeArray(Literal lit) {
     int64_t bytes = static_cast<int64_t>(lit.size_bytes());
@@ -207,8 +195,8 @@ class Interpreter::Impl : public KernelContext {
   absl::StatusOr<Value> EvalScaledDot(const Instruction& inst,
                                       std::vector<Value>& operands);
   absl::Status CheckBudget(const Instruction& inst) {
-    int64_t need = ShapeBytes(inst.shape());
-    if (*live_bytes_ + need > options_.max_live_bytes) {
+    int64_t need = inst.shape().ArrayBytes();
+    if (need > options_.max_live_bytes - *live_bytes_) {
       return absl::ResourceExhaustedError(StrCat(
           Where(inst), ": evaluating it needs ", need, " bytes on top of ",
           *live_bytes_, " live bytes, over the interpreter's limit of ",
@@ -572,15 +560,6 @@ absl::StatusOr<ScalarFunction*> Interpreter::Impl::GetScalarFunction(
   return raw;
 }
 
-absl::StatusOr<Literal> Interpreter::Impl::CallComputation(
-    const Computation* c, absl::Span<const Literal* const> args) {
-  std::vector<Value> values;
-  for (const Literal* a : args) values.push_back(FromLiteral(*a));
-  absl::StatusOr<Value> out = EvalComputation(*c, std::move(values));
-  if (!out.ok()) return out.status();
-  return ToLiteral(*out);
-}
-
 absl::StatusOr<const Interpreter::Impl::Plan*> Interpreter::Impl::GetPlan(
     const Computation& c) {
   auto it = plans_.find(&c);
@@ -751,19 +730,6 @@ Literal ConvertFloat(const Literal& lit, PrimitiveType t) {
     out.SetFromDouble(i, lit.GetAsDouble(i));
   }
   return out;
-}
-
-// The largest replica group of a collective (1 when it has none or only
-// singleton groups).
-int64_t LargestGroup(const Instruction& inst) {
-  const auto& rg = inst.attrs().replica_groups;
-  if (!rg.has_value()) return 1;
-  if (rg->form == ReplicaGroups::Form::kMesh) return 2;  // cannot tell
-  int64_t largest = 1;
-  for (const auto& g : rg->Expand()) {
-    largest = std::max<int64_t>(largest, static_cast<int64_t>(g.size()));
-  }
-  return largest;
 }
 
 }  // namespace
@@ -1242,10 +1208,12 @@ absl::StatusOr<Value> Interpreter::Impl::EvalCollective(
     }
     return (*operands[0].tuple)[1];
   }
-  int64_t group = LargestGroup(inst);
-  if (group > 1) {
+  const auto& groups = inst.attrs().replica_groups;
+  const int64_t group = groups.has_value() ? groups->LargestGroupSize() : 1;
+  if (group != 1) {
     return absl::UnimplementedError(
-        StrCat(OpcodeName(op), " over replica groups of ", group,
+        StrCat(OpcodeName(op), " over replica groups of ",
+               group < 0 ? std::string("several") : StrCat(group),
                " participants needs other replicas; the interpreter runs "
                "one device"));
   }

@@ -48,9 +48,6 @@ class KernelContext {
   // instruction is evaluated). Fails if `c` is not scalar.
   virtual absl::StatusOr<ScalarFunction*> GetScalarFunction(
       const Computation* c) = 0;
-  // Evaluates a whole computation on array/tuple arguments.
-  virtual absl::StatusOr<Literal> CallComputation(
-      const Computation* c, absl::Span<const Literal* const> args) = 0;
 };
 
 using Operands = absl::Span<const Literal* const>;

@@ -63,10 +63,6 @@ class TestContext : public KernelContext {
     if (it == fns_.end()) return absl::NotFoundError("no function");
     return it->second;
   }
-  absl::StatusOr<Literal> CallComputation(
-      const Computation*, absl::Span<const Literal* const>) override {
-    return absl::UnimplementedError("not in tests");
-  }
 
  private:
   std::map<const Computation*, LambdaFunction*> fns_;

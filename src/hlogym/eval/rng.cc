@@ -95,14 +95,14 @@ absl::StatusOr<Literal> EvalRngBitGenerator(
   // function of the state, so equal states give equal bits.
   uint64_t key = 0x243f6a8885a308d3ull;
   for (int64_t i = 0; i < state.element_count(); ++i) {
-    key = Mix64(key ^ state.GetBits(i));
+    key = SplitMix64(key ^ state.GetBits(i));
   }
   Literal bits(with_state ? shape.tuple_shapes(1) : shape);
   const PrimitiveType bt = bits.shape().element_type();
   const int width = BitWidth(bt);
   const int64_t n = bits.element_count();
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t r = Mix64(key + static_cast<uint64_t>(i));
+    uint64_t r = SplitMix64(key + static_cast<uint64_t>(i));
     if (IsFloatingPointType(bt)) {
       bits.SetFromDouble(i, UnitDouble(r));
     } else {

@@ -9,25 +9,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hlogym/eval/inputs.h"
 #include "hlogym/ir/instruction.h"
 #include "hlogym/ir/literal.h"
 
 namespace hlogym {
 
-// splitmix64's finaliser: a bijective 64-bit mix.
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// A counter-based generator: value k of stream (seed) is Mix64(seed_key+k).
+// A counter-based generator: value k of stream (seed) is
+// SplitMix64(seed_key+k).
 class CounterRng {
  public:
   explicit CounterRng(uint64_t seed)
-      : key_(Mix64(seed ^ 0x5851f42d4c957f2dull)) {}
-  uint64_t Next() { return Mix64(key_ + counter_++); }
+      : key_(SplitMix64(seed ^ 0x5851f42d4c957f2dull)) {}
+  uint64_t Next() { return SplitMix64(key_ + counter_++); }
   uint64_t counter() const { return counter_; }
   void Advance(uint64_t n) { counter_ += n; }
 

@@ -87,10 +87,6 @@ class TestContext : public KernelContext {
     if (f_ == nullptr) return absl::InternalError("no function registered");
     return f_.get();
   }
-  absl::StatusOr<Literal> CallComputation(
-      const Computation*, absl::Span<const Literal* const>) override {
-    return absl::UnimplementedError("test context");
-  }
   int64_t lookups = 0;
 
  private:

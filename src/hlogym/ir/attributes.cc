@@ -1,5 +1,6 @@
 #include "hlogym/ir/attributes.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace hlogym {
@@ -34,6 +35,16 @@ std::string_view CustomCallApiVersionName(CustomCallApiVersion v) {
       "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
       "API_VERSION_TYPED_FFI"};
   return kNames[static_cast<int>(v)];
+}
+
+int64_t ReplicaGroups::LargestGroupSize() const {
+  if (form == Form::kMesh) return -1;
+  if (form == Form::kIota) return std::max<int64_t>(group_size, 1);
+  int64_t largest = 1;
+  for (const auto& g : groups) {
+    largest = std::max<int64_t>(largest, static_cast<int64_t>(g.size()));
+  }
+  return largest;
 }
 
 std::vector<std::vector<int64_t>> ReplicaGroups::Expand() const {

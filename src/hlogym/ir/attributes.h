@@ -129,6 +129,9 @@ struct ReplicaGroups {
   std::string mesh_text;  // mesh
   // Expands to explicit groups (iota form included). Empty for mesh.
   std::vector<std::vector<int64_t>> Expand() const;
+  // Participants of the largest group (at least 1); -1 for the mesh form,
+  // whose groups are not modelled.
+  int64_t LargestGroupSize() const;
   bool operator==(const ReplicaGroups&) const = default;
 };
 

@@ -103,6 +103,23 @@ int64_t Shape::ElementsIn() const {
   return n;
 }
 
+int64_t Shape::ArrayBytes() const {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : tuple_shapes_) {
+      if (__builtin_add_overflow(total, e.ArrayBytes(), &total)) return kMax;
+    }
+    return total;
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(
+          ElementsIn(), IsArray() ? ByteWidth(element_type_) : 0, &bytes)) {
+    return kMax;
+  }
+  return bytes;
+}
+
 void Shape::SetDefaultLayout() {
   if (IsArray()) {
     has_layout_ = true;

@@ -110,6 +110,9 @@ class Shape {
   bool is_unbounded_dynamic() const;
   // Number of elements (static bounds for bounded dims). Tuples: 0.
   int64_t ElementsIn() const;
+  // Bytes of every array leaf (tuples summed), ByteWidth per element as
+  // literals store them; saturates instead of overflowing.
+  int64_t ArrayBytes() const;
   bool IsScalar() const { return IsArray() && dims_.empty(); }
 
   bool has_layout() const { return has_layout_; }

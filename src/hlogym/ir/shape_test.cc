@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hlogym/ir/attributes.h"
 
 namespace hlogym {
 namespace {
@@ -465,6 +467,42 @@ TEST(LayoutTest, EqualityComparesEveryField) {
   EXPECT_EQ(a, b);  // compared by value, not by pointer
   a.physical_shape = std::make_shared<const Shape>(F32({3}));
   EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace hlogym
+
+namespace hlogym {
+namespace {
+
+TEST(ShapeTest, ArrayBytesSumsLeavesAndSaturates) {
+  Shape f32(PrimitiveType::kF32, {2, 3});
+  EXPECT_EQ(f32.ArrayBytes(), 24);
+  Shape s4(PrimitiveType::kS4, {5});  // one byte per element, as literals
+  EXPECT_EQ(s4.ArrayBytes(), 5);
+  Shape tuple =
+      Shape::Tuple({f32, Shape::Token(), Shape(PrimitiveType::kC64, {2})});
+  EXPECT_EQ(tuple.ArrayBytes(), 24 + 0 + 16);
+  Shape huge(PrimitiveType::kF64, {int64_t{1} << 40, int64_t{1} << 40});
+  EXPECT_EQ(huge.ArrayBytes(), std::numeric_limits<int64_t>::max());
+  Shape two_huge = Shape::Tuple({huge, huge});
+  EXPECT_EQ(two_huge.ArrayBytes(), std::numeric_limits<int64_t>::max());
+}
+
+TEST(ReplicaGroupsTest, LargestGroupSizeOfEachForm) {
+  ReplicaGroups explicit_groups;
+  explicit_groups.groups = {{0, 1, 2}, {3}};
+  EXPECT_EQ(explicit_groups.LargestGroupSize(), 3);
+  ReplicaGroups empty;
+  EXPECT_EQ(empty.LargestGroupSize(), 1);
+  ReplicaGroups iota;
+  iota.form = ReplicaGroups::Form::kIota;
+  iota.num_groups = 2;
+  iota.group_size = 4;
+  EXPECT_EQ(iota.LargestGroupSize(), 4);
+  ReplicaGroups mesh;
+  mesh.form = ReplicaGroups::Form::kMesh;
+  EXPECT_EQ(mesh.LargestGroupSize(), -1);
 }
 
 }  // namespace
