@@ -34,6 +34,45 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> inst) {
   return raw;
 }
 
+Instruction* Computation::AddDetachedInstruction(
+    std::unique_ptr<Instruction> inst) {
+  Instruction* raw = inst.get();
+  raw->parent_ = this;
+  raw->slot_ = static_cast<int32_t>(detached_.size());  // index in detached_
+  if (parent_ != nullptr && raw->unique_id_ < 0) {
+    raw->unique_id_ = parent_->NextUniqueId();
+  }
+  raw->Detach();
+  detached_.push_back(std::move(inst));
+  return raw;
+}
+
+absl::Status Computation::AttachInstruction(Instruction* inst) {
+  const size_t i = static_cast<size_t>(inst->slot_);
+  if (inst->parent_ == this && inst->is_detached() && i < detached_.size() &&
+      detached_[i].get() == inst) {
+    std::unique_ptr<Instruction> owned = std::move(detached_[i]);
+    if (i + 1 != detached_.size()) {
+      detached_[i] = std::move(detached_.back());
+      detached_[i]->slot_ = static_cast<int32_t>(i);
+    }
+    detached_.pop_back();
+    owned->Attach();
+    AddInstruction(std::move(owned));
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat(
+      "'", inst->name(), "' is not a detached instruction of '", name_, "'"));
+}
+
+int64_t Computation::DiscardDetachedInstructions() {
+  // Unlink first: detached instructions may use each other.
+  for (auto& d : detached_) d->DetachOperands();
+  int64_t n = static_cast<int64_t>(detached_.size());
+  detached_.clear();
+  return n;
+}
+
 std::vector<Instruction*> Computation::instructions() const {
   std::vector<Instruction*> out;
   out.reserve(live_count_);
@@ -54,6 +93,10 @@ absl::Status Computation::RemoveInstruction(Instruction* inst) {
   if (inst->parent_ != this) {
     return absl::InvalidArgumentError(
         StrCat("'", inst->name(), "' is not in computation '", name_, "'"));
+  }
+  if (inst->is_detached()) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove detached '", inst->name(), "'"));
   }
   if (inst->user_count() != 0) {
     return absl::FailedPreconditionError(
@@ -89,6 +132,30 @@ absl::Status Computation::RemoveInstructionAndUnusedOperands(
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Computation::RemoveUnusedParameter(int64_t number) {
+  if (number < 0 || number >= num_parameters() ||
+      parameters_[number] == nullptr) {
+    return absl::OutOfRangeError(
+        StrCat("computation '", name_, "' has no parameter ", number));
+  }
+  Instruction* p = parameters_[number];
+  if (p->user_count() != 0 || p == root_) {
+    return absl::FailedPreconditionError(
+        StrCat("parameter ", number, " of '", name_, "' is still used"));
+  }
+  p->DropAllControlDeps();
+  slots_[p->slot_].reset();
+  --live_count_;
+  parameters_.erase(parameters_.begin() + number);
+  for (size_t n = static_cast<size_t>(number); n < parameters_.size(); ++n) {
+    if (parameters_[n] != nullptr) {
+      parameters_[n]->set_int_attr(static_cast<int64_t>(n));
+    }
+  }
+  CompactIfSparse();
   return absl::OkStatus();
 }
 

@@ -29,12 +29,29 @@ class Computation {
   // computation belongs to a module) and keeps text order. Parameters are
   // registered by parameter_number.
   Instruction* AddInstruction(std::unique_ptr<Instruction> inst);
+  // Dry mode: takes ownership of an instruction built off to the side. It
+  // gets an id and its parent but is not part of the graph: instructions(),
+  // post-orders, clones and the printer do not see it, and its operands do
+  // not list it as a user (Instruction::Detach).
+  Instruction* AddDetachedInstruction(std::unique_ptr<Instruction> inst);
+  // Moves a detached instruction into the graph (appended in text order).
+  absl::Status AttachInstruction(Instruction* inst);
+  // Deletes every detached instruction still held. Returns how many.
+  int64_t DiscardDetachedInstructions();
+  int64_t detached_instruction_count() const {
+    return static_cast<int64_t>(detached_.size());
+  }
+
   // Removes an instruction without users (its operand edges and control
   // edges are dropped). Not allowed on the root or on parameters.
   absl::Status RemoveInstruction(Instruction* inst);
   // Removes `inst` and then every operand that became unused and has no
   // side effect, recursively.
   absl::Status RemoveInstructionAndUnusedOperands(Instruction* inst);
+  // Removes parameter `number` (it must be unused); later parameters are
+  // renumbered down by one. For fused computations, together with the
+  // fusion's operand (Instruction::RemoveOperandAt).
+  absl::Status RemoveUnusedParameter(int64_t number);
   // Removes every instruction not reachable from the root (through operands
   // and control edges), keeping parameters and side-effecting ones.
   // Returns the number removed.
@@ -99,6 +116,7 @@ class Computation {
   bool is_fusion_computation_ = false;
   bool is_async_wrapper_ = false;
   std::vector<std::unique_ptr<Instruction>> slots_;  // nullptr = removed
+  std::vector<std::unique_ptr<Instruction>> detached_;
   int64_t live_count_ = 0;
   std::vector<Instruction*> parameters_;
 };

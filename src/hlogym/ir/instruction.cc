@@ -37,7 +37,21 @@ void Instruction::RemoveUser(Instruction* user) {
 
 void Instruction::AppendOperand(Instruction* operand) {
   operands_.push_back(operand);
-  operand->AddUser(this);
+  if (!detached_ || operand->detached_) operand->AddUser(this);
+}
+
+void Instruction::Detach() {
+  if (detached_) return;
+  detached_ = true;
+  for (Instruction* op : operands_) {
+    if (!op->detached_) op->RemoveUser(this);
+  }
+}
+
+void Instruction::Attach() {
+  if (!detached_) return;
+  detached_ = false;
+  for (Instruction* op : operands_) op->AddUser(this);
 }
 
 absl::Status Instruction::ReplaceOperandWith(int64_t i,
@@ -50,7 +64,7 @@ absl::Status Instruction::ReplaceOperandWith(int64_t i,
   if (old == new_operand) return absl::OkStatus();
   operands_[i] = new_operand;
   if (!IsUserOf(old)) old->RemoveUser(this);
-  new_operand->AddUser(this);
+  if (!detached_ || new_operand->detached_) new_operand->AddUser(this);
   return absl::OkStatus();
 }
 
@@ -64,7 +78,7 @@ absl::Status Instruction::ReplaceUseWith(Instruction* user,
     if (op == this) op = new_producer;
   }
   RemoveUser(user);
-  new_producer->AddUser(user);
+  if (!user->detached_ || new_producer->detached_) new_producer->AddUser(user);
   return absl::OkStatus();
 }
 
@@ -83,11 +97,22 @@ absl::Status Instruction::ReplaceAllUsesWith(Instruction* new_producer) {
       if (op == this) op = new_producer;
     }
     RemoveUser(u);
-    new_producer->AddUser(u);
+    if (!u->detached_ || new_producer->detached_) new_producer->AddUser(u);
   }
   if (parent_ && parent_->root_instruction() == this) {
     parent_->set_root_instruction(new_producer);
   }
+  return absl::OkStatus();
+}
+
+absl::Status Instruction::RemoveOperandAt(int64_t i) {
+  if (i < 0 || i >= operand_count()) {
+    return absl::OutOfRangeError(
+        StrCat("operand index ", i, " out of range for '", name_, "'"));
+  }
+  Instruction* old = operands_[i];
+  operands_.erase(operands_.begin() + i);
+  if (!IsUserOf(old)) old->RemoveUser(this);
   return absl::OkStatus();
 }
 

@@ -67,8 +67,20 @@ class Instruction {
   // Redirects every user (and the root role) to `new_producer`. Shapes must
   // be compatible.
   absl::Status ReplaceAllUsesWith(Instruction* new_producer);
+  // Removes operand i (the user edge goes if no other slot uses it).
+  absl::Status RemoveOperandAt(int64_t i);
   // Removes every operand edge (used before deleting the instruction).
   void DetachOperands();
+
+  // ---- Detached instructions: dry-mode candidates built off to the side.
+  // A detached instruction may use graph instructions as operands, but they
+  // do not list it as a user, so the graph looks untouched; edges between
+  // detached instructions are kept in both directions.
+  bool is_detached() const { return detached_; }
+  // Unregisters this instruction from its attached operands' user lists.
+  void Detach();
+  // Registers it again with every operand.
+  void Attach();
 
   // ---- Control dependencies.
   const std::vector<Instruction*>& control_predecessors() const {
@@ -182,6 +194,7 @@ class Instruction {
   ComparisonType comparison_type_ = ComparisonType::kDefault;
   FusionKind fusion_kind_ = FusionKind::kLoop;
   bool has_dimensions_ = false;
+  bool detached_ = false;
   int32_t source_line_ = 0;
   int32_t source_column_ = 0;
   int64_t unique_id_ = -1;

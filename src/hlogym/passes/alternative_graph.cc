@@ -1,0 +1,264 @@
+#include "hlogym/passes/alternative_graph.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "hlogym/eval/inputs.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+
+namespace hlogym {
+
+std::vector<Computation*> ObservationComputationOrder(const Module& module) {
+  std::vector<Computation*> order = module.MakeComputationPostOrder();
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+std::vector<Instruction*> ObservationOrder(const Module& module) {
+  std::vector<Instruction*> out;
+  out.reserve(module.instruction_count());
+  for (Computation* c : ObservationComputationOrder(module)) {
+    std::vector<Instruction*> po = c->MakeInstructionPostOrder();
+    out.insert(out.end(), po.begin(), po.end());
+  }
+  return out;
+}
+
+std::vector<Instruction*> AlternativeNodes(const Module& module) {
+  std::vector<Instruction*> out;
+  for (Computation* c : ObservationComputationOrder(module)) {
+    bool any = false;
+    c->ForEachInstruction(
+        [&](Instruction* i) { any |= i->opcode() == Opcode::kAlternatives; });
+    if (!any) continue;
+    for (Instruction* i : c->MakeInstructionPostOrder()) {
+      if (i->opcode() == Opcode::kAlternatives) out.push_back(i);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Computations reachable from the entry through called computations.
+absl::flat_hash_set<const Computation*> Reachable(const Module& module) {
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<const Computation*> stack;
+  if (module.entry_computation() != nullptr) {
+    stack.push_back(module.entry_computation());
+    seen.insert(module.entry_computation());
+  }
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    c->ForEachInstruction([&](const Instruction* i) {
+      for (const Computation* callee : i->called_computations()) {
+        if (seen.insert(callee).second) stack.push_back(callee);
+      }
+    });
+  }
+  return seen;
+}
+
+bool Removable(const Instruction* i) {
+  return i->user_count() == 0 && i != i->parent()->root_instruction() &&
+         i->opcode() != Opcode::kParameter && !i->HasSideEffect() &&
+         i->control_successors().empty();
+}
+
+// Removes `start` if dead, then operands left without users (iterative).
+absl::Status RemoveDeadCone(Instruction* start, int64_t* removed) {
+  Computation* c = start->parent();
+  std::vector<Instruction*> stack = {start};
+  absl::flat_hash_set<Instruction*> gone;
+  while (!stack.empty()) {
+    Instruction* i = stack.back();
+    stack.pop_back();
+    if (gone.contains(i) || !Removable(i)) continue;
+    InstructionVector operands = i->operands();
+    HLOGYM_RETURN_IF_ERROR(c->RemoveInstruction(i));
+    gone.insert(i);
+    ++*removed;
+    for (Instruction* op : operands) {
+      if (op->parent() == c && !gone.contains(op)) stack.push_back(op);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Drops parameters of a fused computation that nothing reads, and the
+// matching operands of its (single) fusion instruction.
+absl::Status PruneFusionParameters(Module* module, ApplyStats* stats) {
+  auto callers = module->Callers();
+  for (const auto& comp : module->computations()) {
+    Computation* fc = comp.get();
+    if (!fc->IsFusionComputation()) continue;
+    auto it = callers.find(fc);
+    if (it == callers.end() || it->second.size() != 1) continue;
+    Instruction* fusion = it->second[0];
+    if (fusion->opcode() != Opcode::kFusion) continue;
+    std::vector<int64_t> dead;
+    for (int64_t p = 0; p < fc->num_parameters(); ++p) {
+      Instruction* param = fc->parameter_instruction(p);
+      if (param != nullptr && param->user_count() == 0 &&
+          param != fc->root_instruction()) {
+        dead.push_back(p);
+      }
+    }
+    if (dead.empty()) continue;
+    // Highest first, so lower parameter numbers stay valid.
+    for (auto p = dead.rbegin(); p != dead.rend(); ++p) {
+      Instruction* operand = fusion->operand(*p);
+      HLOGYM_RETURN_IF_ERROR(fc->RemoveUnusedParameter(*p));
+      HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(*p));
+      ++stats->removed_fusion_parameters;
+      if (operand->user_count() == 0) {
+        HLOGYM_RETURN_IF_ERROR(
+            RemoveDeadCone(operand, &stats->removed_instructions));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PruneAfterApply(Module* module,
+                             std::span<Instruction* const> roots,
+                             ApplyStats* stats) {
+  absl::flat_hash_set<const Computation*> before = Reachable(*module);
+  for (Instruction* r : roots) {
+    HLOGYM_RETURN_IF_ERROR(RemoveDeadCone(r, &stats->removed_instructions));
+  }
+  HLOGYM_RETURN_IF_ERROR(PruneFusionParameters(module, stats));
+  // Computations that were called before and no longer are.
+  bool again = true;
+  while (again) {
+    again = false;
+    absl::flat_hash_set<const Computation*> now = Reachable(*module);
+    std::vector<Computation*> drop;
+    for (const auto& c : module->computations()) {
+      if (before.contains(c.get()) && !now.contains(c.get())) {
+        drop.push_back(c.get());
+      }
+    }
+    for (Computation* c : drop) {
+      before.erase(c);
+      HLOGYM_RETURN_IF_ERROR(module->RemoveComputation(c));
+      ++stats->removed_computations;
+      again = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
+                                          std::span<const int64_t> decisions) {
+  std::vector<Instruction*> nodes = AlternativeNodes(*module);
+  if (decisions.size() != nodes.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("expected ", nodes.size(),
+               " decision(s), one per alternatives "
+               "node, got ",
+               decisions.size()));
+  }
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    if (decisions[j] < 0 || decisions[j] >= nodes[j]->operand_count()) {
+      return absl::InvalidArgumentError(StrCat(
+          "decision ", j, " for '", nodes[j]->name(), "' is ", decisions[j],
+          ", but it has ", nodes[j]->operand_count(), " operand(s) (valid: 0..",
+          nodes[j]->operand_count() - 1, ")"));
+    }
+  }
+  ApplyStats stats;
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    Instruction* a = nodes[j];
+    Instruction* chosen = a->operand(decisions[j]);
+    HLOGYM_RETURN_IF_ERROR(a->ReplaceAllUsesWith(chosen));
+    ++stats.alternatives;
+    if (decisions[j] != 0) ++stats.non_original;
+  }
+  HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
+  return stats;
+}
+
+absl::StatusOr<DecisionPolicy> DecisionPolicy::Parse(std::string_view text) {
+  if (text == "original") return DecisionPolicy(Kind::kOriginal, 0);
+  if (text == "first") return DecisionPolicy(Kind::kFirst, 0);
+  if (text == "random") return DecisionPolicy(Kind::kRandom, 0);
+  if (text.substr(0, 7) == "random:") {
+    std::string seed(text.substr(7));
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(seed.c_str(), &end, 10);
+    if (!seed.empty() && end != nullptr && *end == '\0') {
+      return DecisionPolicy(Kind::kRandom, v);
+    }
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown decision policy '", text,
+             "' (use original, first, random or random:SEED)"));
+}
+
+std::vector<int64_t> DecisionPolicy::Decide(
+    std::span<Instruction* const> nodes) {
+  std::vector<int64_t> out;
+  out.reserve(nodes.size());
+  for (Instruction* n : nodes) {
+    switch (kind_) {
+      case Kind::kOriginal:
+        out.push_back(0);
+        break;
+      case Kind::kFirst:
+        out.push_back(n->operand_count() > 1 ? 1 : 0);
+        break;
+      case Kind::kRandom:
+        out.push_back(static_cast<int64_t>(
+            SplitMix64(state_++) % static_cast<uint64_t>(n->operand_count())));
+        break;
+    }
+  }
+  return out;
+}
+
+std::string DecisionPolicy::ToString() const {
+  switch (kind_) {
+    case Kind::kOriginal:
+      return "original";
+    case Kind::kFirst:
+      return "first";
+    case Kind::kRandom:
+      return "random";
+  }
+  return "";
+}
+
+absl::StatusOr<RewriteLoopStats> RewriteLoop(Module* module, Pass& pass,
+                                             DecisionPolicy& policy,
+                                             int64_t max_iterations) {
+  RewriteLoopStats stats;
+  while (stats.iterations < max_iterations) {
+    HLOGYM_ASSIGN_OR_RETURN(AugmentStats aug, pass.RunDry(module));
+    stats.rejected_cyclic += aug.rejected_cyclic;
+    std::vector<Instruction*> nodes = AlternativeNodes(*module);
+    if (nodes.empty()) {
+      stats.converged = true;
+      return stats;
+    }
+    ++stats.iterations;
+    stats.alternatives += static_cast<int64_t>(nodes.size());
+    std::vector<int64_t> decisions = policy.Decide(nodes);
+    HLOGYM_ASSIGN_OR_RETURN(ApplyStats applied,
+                            ApplyDecisions(module, decisions));
+    stats.non_original_decisions += applied.non_original;
+    if (applied.non_original == 0) {
+      // Nothing taken: the graph is back where it was; it is a fixpoint of
+      // this policy.
+      stats.converged = true;
+      return stats;
+    }
+  }
+  return stats;
+}
+
+}  // namespace hlogym

@@ -1,0 +1,7 @@
+#include "hlogym/passes/pass.h"
+
+namespace hlogym {
+
+void RegisterCorePasses(PassRegistry& registry) { (void)registry; }
+
+}  // namespace hlogym
