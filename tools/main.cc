@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cost_command.h"
+#include "passes_command.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
@@ -696,6 +697,7 @@ int main(int argc, char** argv) {
   add_limits(cmp);
 
   AddCostCommand(app);
+  AddPassesCommands(app);
 
   CLI11_PARSE(app, argc, argv);
 

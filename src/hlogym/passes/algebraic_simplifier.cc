@@ -29,8 +29,9 @@ int AlgebraicSimplifier::ImplementedEntryCount() {
   return static_cast<int>(entries.size());
 }
 
-AlgebraicSimplifier::AlgebraicSimplifier(AlgebraicSimplifierOptions options)
-    : options_(options) {
+AlgebraicSimplifier::AlgebraicSimplifier(AlgebraicSimplifierOptions options,
+                                         std::string name)
+    : options_(options), name_(std::move(name)) {
   const std::vector<AlgebraicRule>& all = AllAlgebraicRules();
   std::vector<RuleInfo> infos;
   infos.reserve(all.size());
@@ -229,7 +230,8 @@ void RegisterAlgebraicSimplifier(PassRegistry& registry) {
         AlgebraicSimplifierOptions o;
         o.is_layout_sensitive = true;
         o.enable_conv_operand_swap = false;
-        return std::make_unique<AlgebraicSimplifier>(o);
+        return std::make_unique<AlgebraicSimplifier>(
+            o, "algebraic-simplifier-ls");
       });
 }
 

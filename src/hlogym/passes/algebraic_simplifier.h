@@ -92,8 +92,9 @@ const std::vector<AlgebraicRule>& AllAlgebraicRules();
 
 class AlgebraicSimplifier : public Pass {
  public:
-  explicit AlgebraicSimplifier(AlgebraicSimplifierOptions options = {});
-  std::string_view name() const override { return "algebraic-simplifier"; }
+  explicit AlgebraicSimplifier(AlgebraicSimplifierOptions options = {},
+                               std::string name = "algebraic-simplifier");
+  std::string_view name() const override { return name_; }
   absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override;
   absl::Status SetOption(std::string_view key, std::string_view value) override;
   std::vector<std::string> OptionNames() const override;
@@ -107,6 +108,7 @@ class AlgebraicSimplifier : public Pass {
   absl::StatusOr<bool> SimplifyComputation(Computation* computation,
                                            Rewriter& rw);
   AlgebraicSimplifierOptions options_;
+  std::string name_;
   // rules by visited opcode: indices into AllAlgebraicRules().
   std::vector<std::vector<int>> by_opcode_;
 };

@@ -251,9 +251,10 @@ absl::StatusOr<RewriteLoopStats> RewriteLoop(Module* module, Pass& pass,
     HLOGYM_ASSIGN_OR_RETURN(ApplyStats applied,
                             ApplyDecisions(module, decisions));
     stats.non_original_decisions += applied.non_original;
-    if (applied.non_original == 0) {
-      // Nothing taken: the graph is back where it was; it is a fixpoint of
-      // this policy.
+    if (applied.non_original == 0 &&
+        policy.kind() != DecisionPolicy::Kind::kRandom) {
+      // Nothing taken: the graph is back where it was, and a deterministic
+      // policy would decide the same again.
       stats.converged = true;
       return stats;
     }

@@ -11,6 +11,66 @@
 namespace hlogym {
 namespace {
 
+// Text order, unless some instruction comes before an operand (rewrites
+// append new instructions at the end): then a topological order that keeps
+// text order wherever it can (Kahn's algorithm, smallest position first),
+// so that the text parses back.
+std::vector<Instruction*> PrintableOrder(const Computation& c) {
+  std::vector<Instruction*> order = c.instructions();
+  for (size_t k = 0; k < order.size(); ++k) {
+    order[k]->scratch = static_cast<int64_t>(k);
+  }
+  bool valid = true;
+  for (Instruction* i : order) {
+    for (const Instruction* op : i->operands()) {
+      if (op->parent() == &c && op->scratch >= i->scratch) valid = false;
+    }
+    for (const Instruction* op : i->control_predecessors()) {
+      if (op->scratch >= i->scratch) valid = false;
+    }
+    if (!valid) break;
+  }
+  if (valid) return order;
+  std::vector<int64_t> pending(order.size(), 0);
+  for (Instruction* i : order) {
+    absl::flat_hash_map<const Instruction*, bool> seen;
+    for (const Instruction* op : i->operands()) {
+      if (op->parent() == &c && seen.emplace(op, true).second) {
+        ++pending[i->scratch];
+      }
+    }
+    for (const Instruction* op : i->control_predecessors()) {
+      if (seen.emplace(op, true).second) ++pending[i->scratch];
+    }
+  }
+  std::vector<int64_t> heap;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (pending[k] == 0) heap.push_back(static_cast<int64_t>(k));
+  }
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  std::vector<Instruction*> out;
+  out.reserve(order.size());
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    int64_t k = heap.back();
+    heap.pop_back();
+    Instruction* i = order[k];
+    out.push_back(i);
+    auto release = [&](const Instruction* u) {
+      if (u->parent() != &c) return;
+      if (--pending[u->scratch] == 0) {
+        heap.push_back(u->scratch);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
+    };
+    for (const Instruction* u : i->users()) release(u);
+    for (const Instruction* u : i->control_successors()) release(u);
+  }
+  // A cycle cannot be printed in order; print the rest as it is.
+  if (out.size() != order.size()) return order;
+  return out;
+}
+
 void AppendInts(std::string* out, const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out->push_back(',');
@@ -539,7 +599,7 @@ void ModulePrinter::PrintComputation(const Computation& c, bool is_entry) {
     int64_t k = 0;
     for (Instruction* i : order) canon_inst_[i] = StrCat("tmp_", k++);
   } else {
-    order = c.instructions();
+    order = PrintableOrder(c);
   }
   if (is_entry) out_->append("ENTRY ");
   Name(CompName(&c));

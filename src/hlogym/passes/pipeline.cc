@@ -1,0 +1,245 @@
+#include "hlogym/passes/pipeline.h"
+
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+#include "hlogym/ir/verifier.h"
+#include "hlogym/passes/alternative_graph.h"
+
+namespace hlogym {
+namespace {
+
+absl::Status VerifyAfter(const Module& module, std::string_view pass) {
+  absl::Status s = VerifyModule(module);
+  if (s.ok()) return s;
+  return absl::InternalError(
+      StrCat("module does not verify after pass '", pass, "': ", s.message()));
+}
+
+}  // namespace
+
+Pipeline::Pipeline(std::string name) : name_(std::move(name)) {
+#ifdef NDEBUG
+  verify_ = false;
+#else
+  verify_ = true;
+#endif
+}
+
+Pass* Pipeline::AddPass(std::unique_ptr<Pass> pass, bool dry) {
+  Pass* raw = pass.get();
+  entries_.push_back({std::move(pass), dry, true});
+  return raw;
+}
+
+absl::StatusOr<Pass*> Pipeline::AddPass(std::string_view registered_name,
+                                        bool dry) {
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass,
+                          PassRegistry::Global().Create(registered_name));
+  return AddPass(std::move(pass), dry);
+}
+
+Pipeline* Pipeline::AddPipeline(std::string name) {
+  auto p = std::make_unique<Pipeline>(std::move(name));
+  p->verify_ = verify_;
+  Pipeline* raw = p.get();
+  entries_.push_back({std::move(p), false, true});
+  return raw;
+}
+
+absl::StatusOr<bool> Pipeline::RunWith(Module* module, Rewriter& rw) {
+  if (rw.dry()) {
+    return absl::InvalidArgumentError(
+        StrCat("pipeline '", name_,
+               "' cannot run inside a dry run; mark its passes dry instead"));
+  }
+  bool any = false;
+  for (int64_t it = 0; it < max_iterations_; ++it) {
+    bool changed = false;
+    for (Entry& e : entries_) {
+      if (!e.enabled) continue;
+      HLOGYM_ASSIGN_OR_RETURN(bool c, e.pass->Run(module));
+      if (verify_) HLOGYM_RETURN_IF_ERROR(VerifyAfter(*module, e.pass->name()));
+      changed |= c;
+    }
+    any |= changed;
+    if (!changed) break;
+  }
+  return any;
+}
+
+bool Pipeline::Visit(const std::function<bool(Entry&)>& f) {
+  bool found = false;
+  for (Entry& e : entries_) {
+    found |= f(e);
+    if (auto* sub = dynamic_cast<Pipeline*>(e.pass.get())) {
+      found |= sub->Visit(f);
+    }
+  }
+  return found;
+}
+
+void Pipeline::ForEachPass(const std::function<void(Pass*)>& f) {
+  Visit([&](Entry& e) {
+    f(e.pass.get());
+    return false;
+  });
+}
+
+namespace {
+
+std::string KnownNames(Pipeline& p) {
+  std::string names;
+  p.ForEachPass([&](Pass* pass) {
+    if (!names.empty()) names += ", ";
+    names += std::string(pass->name());
+  });
+  return names;
+}
+
+}  // namespace
+
+absl::Status Pipeline::SetEnabled(std::string_view name, bool enabled) {
+  bool found = Visit([&](Entry& e) {
+    if (e.pass->name() != name) return false;
+    e.enabled = enabled;
+    return true;
+  });
+  if (found) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("pipeline '", name_, "' has no pass '",
+                                    name, "' (it has: ", KnownNames(*this),
+                                    ")"));
+}
+
+absl::Status Pipeline::SetDry(std::string_view name, bool dry) {
+  bool found = Visit([&](Entry& e) {
+    if (e.pass->name() != name) return false;
+    e.dry = dry;
+    return true;
+  });
+  if (found) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("pipeline '", name_, "' has no pass '",
+                                    name, "' (it has: ", KnownNames(*this),
+                                    ")"));
+}
+
+absl::Status Pipeline::MoveBefore(std::string_view name,
+                                  std::string_view before) {
+  auto find = [&](std::string_view n) -> int64_t {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].pass->name() == n) return static_cast<int64_t>(i);
+    }
+    return -1;
+  };
+  int64_t from = find(name);
+  int64_t to = find(before);
+  if (from < 0 || to < 0) {
+    for (Entry& e : entries_) {
+      if (auto* sub = dynamic_cast<Pipeline*>(e.pass.get())) {
+        if (sub->MoveBefore(name, before).ok()) return absl::OkStatus();
+      }
+    }
+    return absl::NotFoundError(
+        StrCat("pipeline '", name_, "' has no pass '", from < 0 ? name : before,
+               "' at the same level as '", from < 0 ? before : name, "'"));
+  }
+  if (from == to) return absl::OkStatus();
+  Entry moved = std::move(entries_[from]);
+  entries_.erase(entries_.begin() + from);
+  if (from < to) --to;
+  entries_.insert(entries_.begin() + to, std::move(moved));
+  return absl::OkStatus();
+}
+
+void Pipeline::DescribeTo(int depth, std::string* out) const {
+  for (const Entry& e : entries_) {
+    out->append(static_cast<size_t>(depth) * 2, ' ');
+    StrAppend(out, e.pass->name());
+    if (e.dry) StrAppend(out, " [dry]");
+    if (!e.enabled) StrAppend(out, " [disabled]");
+    auto* sub = dynamic_cast<const Pipeline*>(e.pass.get());
+    if (sub != nullptr && sub->max_iterations_ > 1) {
+      StrAppend(out, " (fixpoint, at most ", sub->max_iterations_, ")");
+    }
+    out->push_back('\n');
+    if (sub != nullptr) sub->DescribeTo(depth + 1, out);
+  }
+}
+
+std::string Pipeline::Describe() const {
+  std::string out;
+  StrAppend(&out, name_);
+  if (max_iterations_ > 1) {
+    StrAppend(&out, " (fixpoint, at most ", max_iterations_, ")");
+  }
+  out.push_back('\n');
+  DescribeTo(1, &out);
+  return out;
+}
+
+PipelineRunner::PipelineRunner(Pipeline* pipeline, Module* module)
+    : pipeline_(pipeline), module_(module) {}
+
+absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
+  if (!started_) {
+    started_ = true;
+    frames_.push_back({pipeline_});
+  }
+  if (paused_) {
+    if (!AlternativeNodes(*module_).empty()) {
+      return absl::FailedPreconditionError(
+          StrCat("the module still has alternatives from '", paused_at_,
+                 "': apply decisions before resuming"));
+    }
+    paused_ = false;
+    if (DagHash(*module_) != hash_before_dry_ && !frames_.empty()) {
+      frames_.back().changed_this_iteration = true;
+    }
+    if (pipeline_->verify_) {
+      HLOGYM_RETURN_IF_ERROR(VerifyAfter(*module_, paused_at_));
+    }
+  }
+  while (!frames_.empty()) {
+    Frame& f = frames_.back();
+    const auto& entries = f.pipeline->entries_;
+    if (f.next < entries.size()) {
+      const Pipeline::Entry& e = entries[f.next++];
+      if (!e.enabled) continue;
+      if (auto* sub = dynamic_cast<Pipeline*>(e.pass.get())) {
+        frames_.push_back({sub});
+        continue;
+      }
+      ++passes_run_;
+      if (e.dry) {
+        hash_before_dry_ = DagHash(*module_);
+        HLOGYM_ASSIGN_OR_RETURN(last_augment_, e.pass->RunDry(module_));
+        if (last_augment_.alternatives > 0) {
+          paused_ = true;
+          paused_at_ = std::string(e.pass->name());
+          return State::kPaused;
+        }
+        continue;
+      }
+      HLOGYM_ASSIGN_OR_RETURN(bool changed, e.pass->Run(module_));
+      if (pipeline_->verify_) {
+        HLOGYM_RETURN_IF_ERROR(VerifyAfter(*module_, e.pass->name()));
+      }
+      f.changed_this_iteration |= changed;
+      continue;
+    }
+    // End of one iteration of this pipeline.
+    f.changed |= f.changed_this_iteration;
+    ++f.iteration;
+    if (f.changed_this_iteration && f.iteration < f.pipeline->max_iterations_) {
+      f.next = 0;
+      f.changed_this_iteration = false;
+      continue;
+    }
+    bool changed = f.changed;
+    frames_.pop_back();
+    if (!frames_.empty()) frames_.back().changed_this_iteration |= changed;
+  }
+  return State::kDone;
+}
+
+}  // namespace hlogym

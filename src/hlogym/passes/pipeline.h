@@ -1,0 +1,115 @@
+// Pipelines: ordered, nestable lists of passes with fixpoint loops, and a
+// resumable runner that pauses at dry passes for decisions.
+#ifndef HLOGYM_PASSES_PIPELINE_H_
+#define HLOGYM_PASSES_PIPELINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlogym/passes/pass.h"
+
+namespace hlogym {
+
+class Pipeline : public Pass {
+ public:
+  // "Until unchanged" loops stop after this many iterations (as HloEnv).
+  static constexpr int64_t kUntilUnchanged = 25;
+
+  explicit Pipeline(std::string name);
+  std::string_view name() const override { return name_; }
+  // Runs every enabled entry in apply mode (dry flags are ignored; use a
+  // PipelineRunner to stop at dry passes). `rw` must be in apply mode.
+  absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override;
+
+  // Adds a pass; `dry` passes make a PipelineRunner pause for decisions.
+  Pass* AddPass(std::unique_ptr<Pass> pass, bool dry = false);
+  // Adds a registered pass by name.
+  absl::StatusOr<Pass*> AddPass(std::string_view registered_name,
+                                bool dry = false);
+  Pipeline* AddPipeline(std::string name);
+
+  // 1: run once; n: repeat while anything changed, at most n times.
+  void set_max_iterations(int64_t n) { max_iterations_ = n < 1 ? 1 : n; }
+  int64_t max_iterations() const { return max_iterations_; }
+  // Runs the verifier after every pass (on by default in debug builds and
+  // in tests); a failure names the pass that broke the module.
+  void set_verify(bool v) { verify_ = v; }
+  bool verify() const { return verify_; }
+
+  // Control by name, for pass-analysis experiments. A name matches every
+  // entry (at any depth) whose pass or pipeline has that name; an unknown
+  // name is an error that lists the known ones.
+  absl::Status SetEnabled(std::string_view name, bool enabled);
+  absl::Status SetDry(std::string_view name, bool dry);
+  // Moves the first entry called `name` right before the entry called
+  // `before` (both in the same pipeline).
+  absl::Status MoveBefore(std::string_view name, std::string_view before);
+  // Applies `f` to every pass at any depth (rules, options).
+  void ForEachPass(const std::function<void(Pass*)>& f);
+
+  // One line per entry, indented by depth: "name [dry] [disabled] (xN)".
+  std::string Describe() const;
+
+  struct Entry {
+    std::unique_ptr<Pass> pass;
+    bool dry = false;
+    bool enabled = true;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  friend class PipelineRunner;
+  bool Visit(const std::function<bool(Entry&)>& f);
+  void DescribeTo(int depth, std::string* out) const;
+
+  std::string name_;
+  std::vector<Entry> entries_;
+  int64_t max_iterations_ = 1;
+  bool verify_;
+};
+
+// Runs a pipeline step by step: Run() proceeds until a dry pass has left
+// alternatives in the module (kPaused) or the pipeline ends (kDone). The
+// caller applies decisions (ApplyDecisions) and calls Run() again, which
+// resumes after the dry pass. Loops count a dry pass as a change when the
+// decisions changed the module's DagHash.
+class PipelineRunner {
+ public:
+  enum class State { kPaused, kDone };
+  PipelineRunner(Pipeline* pipeline, Module* module);
+
+  absl::StatusOr<State> Run();
+  bool done() const { return frames_.empty() && started_; }
+  // The dry pass that paused the run, and what it offered.
+  std::string_view paused_at() const { return paused_at_; }
+  const AugmentStats& last_augment() const { return last_augment_; }
+  // Passes run so far (dry runs included).
+  int64_t passes_run() const { return passes_run_; }
+
+ private:
+  struct Frame {
+    Pipeline* pipeline;
+    size_t next = 0;
+    int64_t iteration = 0;
+    bool changed_this_iteration = false;
+    bool changed = false;
+  };
+  Pipeline* pipeline_;
+  Module* module_;
+  std::vector<Frame> frames_;
+  bool started_ = false;
+  bool paused_ = false;
+  uint64_t hash_before_dry_ = 0;
+  std::string paused_at_;
+  AugmentStats last_augment_;
+  int64_t passes_run_ = 0;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_PASSES_PIPELINE_H_
