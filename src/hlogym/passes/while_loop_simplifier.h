@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "hlogym/passes/pass.h"
@@ -48,15 +49,24 @@ bool HasSideEffect(const Computation& computation);
 // True if the instruction has a side effect or calls a computation that has.
 bool HasSideEffectDeep(const Instruction& instruction);
 
+// Instructions a clone computes differently: `make` gives the value of an
+// instruction for which `is_leaf` holds, without cloning its operands
+// (nullptr: the value must not be needed).
+struct LeafRule {
+  std::function<bool(const Instruction*)> is_leaf;
+  std::function<Instruction*(const Instruction*)> make;
+};
+
 // Clones, in post-order and through `add`, the instructions of `src` that
 // `needed` depend on plus every side-effecting instruction (with what it
 // depends on). Instructions already in `map` are not cloned: their mapped
 // value is used instead (nullptr marks a value that must not be needed;
-// needing it is an error). Parameters must be mapped. Clones get fresh
-// module-unique names. Fills `map`.
+// needing it is an error). Parameters must be mapped or leaves. Clones get
+// fresh module-unique names; control edges are not copied. Fills `map`.
 absl::Status CloneNeededInstructions(const Computation& src,
                                      std::span<const Instruction* const> needed,
-                                     InstructionMap& map, const AddFn& add);
+                                     InstructionMap& map, const AddFn& add,
+                                     const LeafRule* leaves = nullptr);
 
 // get-tuple-element and tuple instructions built through `add`.
 Instruction* AddGte(const AddFn& add, Instruction* tuple, int64_t index);

@@ -1,0 +1,118 @@
+// Speed of the pass framework: a dry AlgebraicSimplifier run (augment) on a
+// 10k-instruction module, applying decisions with pruning, and the
+// simplifier to fixpoint on the largest corpus module (when ../shared is
+// there). docs/benchmarks.md has the floors.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "generate.h"
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/passes/algebraic_simplifier.h"
+#include "hlogym/passes/alternative_graph.h"
+#include "hlogym/text/parser.h"
+
+namespace hlogym {
+namespace {
+
+const Module& Synthetic10k() {
+  static const Module* m = GenerateSyntheticModule(10000, 7).release();
+  return *m;
+}
+
+// The corpus model with the most instructions, if the corpus is present.
+const Module* LargestCorpusModule() {
+  static const Module* m = [] {
+    std::string path = std::string(HLOGYM_SOURCE_DIR) +
+                       "/../shared/corpus/models/"
+                       "xla-bench.mixtral_8x7b_bf16_2x8.train_step.hlo";
+    if (const char* p = std::getenv("HLOGYM_LARGEST_MODULE")) path = p;
+    if (!std::filesystem::exists(path)) return static_cast<Module*>(nullptr);
+    auto parsed = ParseModuleFile(path);
+    return parsed.ok() ? parsed->release() : nullptr;
+  }();
+  return m;
+}
+
+void BM_AlgebraicAugment10k(benchmark::State& state) {
+  const Module& base = Synthetic10k();
+  AlgebraicSimplifier pass;
+  int64_t alternatives = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Module> m = base.Clone();
+    state.ResumeTiming();
+    absl::StatusOr<AugmentStats> s = pass.RunDry(m.get());
+    if (!s.ok()) state.SkipWithError(std::string(s.status().message()).c_str());
+    if (s.ok()) alternatives = s->alternatives;
+    state.PauseTiming();
+    m.reset();
+    state.ResumeTiming();
+  }
+  state.counters["instructions"] =
+      static_cast<double>(base.instruction_count());
+  state.counters["alternatives"] = static_cast<double>(alternatives);
+}
+BENCHMARK(BM_AlgebraicAugment10k)->Unit(benchmark::kMillisecond);
+
+// Apply + prune with the first candidate everywhere, on the augmented
+// 10k-instruction module.
+void BM_ApplyAndPrune10k(benchmark::State& state) {
+  std::unique_ptr<Module> augmented = Synthetic10k().Clone();
+  AlgebraicSimplifier pass;
+  if (!pass.RunDry(augmented.get()).ok()) {
+    state.SkipWithError("augment failed");
+    return;
+  }
+  const int64_t nodes =
+      static_cast<int64_t>(AlternativeNodes(*augmented).size());
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Module> m = augmented->Clone();
+    state.ResumeTiming();
+    DecisionPolicy first = DecisionPolicy::First();
+    std::vector<int64_t> d = first.Decide(AlternativeNodes(*m));
+    absl::StatusOr<ApplyStats> s = ApplyDecisions(m.get(), d);
+    if (!s.ok()) state.SkipWithError(std::string(s.status().message()).c_str());
+    state.PauseTiming();
+    m.reset();
+    state.ResumeTiming();
+  }
+  state.counters["alternatives"] = static_cast<double>(nodes);
+}
+BENCHMARK(BM_ApplyAndPrune10k)->Unit(benchmark::kMillisecond);
+
+void BM_AlgebraicFixpointLargestCorpusModule(benchmark::State& state) {
+  const Module* base = LargestCorpusModule();
+  if (base == nullptr) {
+    state.SkipWithError("corpus not found (set HLOGYM_LARGEST_MODULE)");
+    return;
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Module> m = base->Clone();
+    state.ResumeTiming();
+    AlgebraicSimplifier pass;
+    // Greedy, until a whole run changes nothing (capped at 25 runs).
+    for (int i = 0; i < 25; ++i) {
+      absl::StatusOr<bool> changed = pass.Run(m.get());
+      if (!changed.ok()) {
+        state.SkipWithError(std::string(changed.status().message()).c_str());
+        break;
+      }
+      if (!*changed) break;
+    }
+    state.PauseTiming();
+    m.reset();
+    state.ResumeTiming();
+  }
+  state.counters["instructions"] =
+      static_cast<double>(base->instruction_count());
+}
+BENCHMARK(BM_AlgebraicFixpointLargestCorpusModule)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace hlogym

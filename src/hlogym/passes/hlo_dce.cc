@@ -1,0 +1,261 @@
+#include "hlogym/passes/hlo_dce.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/passes/builders.h"
+#include "hlogym/passes/flatten_call_graph.h"
+
+namespace hlogym {
+
+bool HasSideEffectDeep(const Instruction& inst) {
+  if (inst.HasSideEffect()) return true;
+  if (inst.called_computations().empty()) return false;
+  // Iterative over the call graph; each computation is scanned once.
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<const Computation*> stack;
+  for (const Computation* c : inst.called_computations()) {
+    if (c != nullptr && seen.insert(c).second) stack.push_back(c);
+  }
+  bool effect = false;
+  while (!stack.empty() && !effect) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    c->ForEachInstruction([&](const Instruction* i) {
+      if (i->HasSideEffect()) effect = true;
+      for (const Computation* callee : i->called_computations()) {
+        if (callee != nullptr && seen.insert(callee).second) {
+          stack.push_back(callee);
+        }
+      }
+    });
+  }
+  return effect;
+}
+
+absl::flat_hash_set<const Computation*> CalledComputations(
+    const Module& module) {
+  absl::flat_hash_set<const Computation*> called;
+  for (const auto& c : module.computations()) {
+    c->ForEachInstruction([&](const Instruction* i) {
+      for (const Computation* callee : i->called_computations()) {
+        called.insert(callee);
+      }
+    });
+  }
+  return called;
+}
+
+absl::StatusOr<bool> RemoveNewlyUncalledComputations(
+    Module* module,
+    const absl::flat_hash_set<const Computation*>& called_before) {
+  bool changed = false;
+  bool removed = true;
+  while (removed) {
+    removed = false;
+    absl::flat_hash_set<const Computation*> called = CalledComputations(*module);
+    std::vector<Computation*> doomed;
+    for (const auto& c : module->computations()) {
+      if (c.get() != module->entry_computation() &&
+          called_before.contains(c.get()) && !called.contains(c.get())) {
+        doomed.push_back(c.get());
+      }
+    }
+    for (Computation* c : doomed) {
+      HLOGYM_RETURN_IF_ERROR(module->RemoveComputation(c));
+      removed = true;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+namespace {
+
+bool HasControlEdges(const Instruction* inst) {
+  return !inst->control_predecessors().empty() ||
+         !inst->control_successors().empty();
+}
+
+// Async ops and custom calls may opt in to removal despite side effects.
+bool AllowsDceDespiteSideEffect(const Instruction* inst) {
+  if (inst->opcode() != Opcode::kCustomCall &&
+      inst->opcode() != Opcode::kAsyncStart &&
+      inst->opcode() != Opcode::kAsyncUpdate &&
+      inst->opcode() != Opcode::kAsyncDone) {
+    return false;
+  }
+  for (const FrontendAttribute& a : inst->frontend_attributes()) {
+    if (a.key == "xla_allow_dce_side_effecting_op" && a.value == "true") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Side-effect-free (or allowed to go) and safely removable. While loops
+// count as side-effect free when their body and condition are.
+bool MayRemove(const Instruction* inst) {
+  if (inst->opcode() == Opcode::kParameter || HasControlEdges(inst)) {
+    return false;
+  }
+  return !HasSideEffectDeep(*inst) || AllowsDceDespiteSideEffect(inst);
+}
+
+// Removes the dead instructions of `c`: no users, not the root, removable,
+// and (transitively) those whose users are all dead.
+absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
+  std::vector<Instruction*> po = c->MakeInstructionPostOrder();
+  absl::flat_hash_set<const Instruction*> dead;
+  std::vector<Instruction*> dead_order;  // users before operands
+  for (auto it = po.rbegin(); it != po.rend(); ++it) {
+    Instruction* inst = *it;
+    if (inst == c->root_instruction() || !MayRemove(inst)) continue;
+    bool users_dead = std::all_of(
+        inst->users().begin(), inst->users().end(),
+        [&](const Instruction* u) { return dead.contains(u); });
+    if (!users_dead) continue;
+    dead.insert(inst);
+    dead_order.push_back(inst);
+  }
+  if (dead_order.empty()) return false;
+  // The Rewriter also removes operands that become unused; it would take
+  // instructions that must stay (an unused while loop whose body has side
+  // effects, an instruction with control predecessors). Where any such
+  // operand would lose its last user, remove one instruction at a time.
+  bool overshoots = false;
+  for (const Instruction* d : dead_order) {
+    for (const Instruction* op : d->operands()) {
+      if (dead.contains(op) || op->parent() != c ||
+          op == c->root_instruction() ||
+          op->opcode() == Opcode::kParameter || op->HasSideEffect() ||
+          !op->control_successors().empty()) {
+        continue;
+      }
+      bool users_dead = std::all_of(
+          op->users().begin(), op->users().end(),
+          [&](const Instruction* u) { return dead.contains(u); });
+      if (users_dead) overshoots = true;
+    }
+  }
+  std::vector<std::pair<int64_t, Instruction*>> ordered;
+  for (Instruction* d : dead_order) ordered.push_back({d->unique_id(), d});
+  for (auto [id, d] : ordered) {
+    if (rw.IsRemoved(id)) continue;
+    if (d->user_count() != 0) {
+      return absl::InternalError("dead instruction still has users");
+    }
+    if (overshoots) {
+      HLOGYM_RETURN_IF_ERROR(c->RemoveInstruction(d));
+    } else {
+      HLOGYM_RETURN_IF_ERROR(rw.RemoveInstruction(d));
+    }
+  }
+  return true;
+}
+
+// A multi-output fusion whose outputs are read only by get-tuple-elements
+// is rebuilt without the outputs nobody reads.
+absl::StatusOr<bool> RemoveDeadFusionOutputs(Instruction* fusion,
+                                             Rewriter& rw) {
+  Computation* c = fusion->parent();
+  if (fusion->opcode() != Opcode::kFusion || !fusion->shape().IsTuple() ||
+      fusion->fusion_kind() == FusionKind::kCustom ||
+      fusion == c->root_instruction() || HasControlEdges(fusion) ||
+      fusion->called_computations().size() != 1 ||
+      fusion->attrs().has_output_to_operand_aliasing ||
+      !fusion->attrs().output_to_operand_aliasing.empty() ||
+      fusion->user_count() == 0) {
+    return false;
+  }
+  const Computation* fc = fusion->fused_computation();
+  const Instruction* root = fc->root_instruction();
+  const int64_t n = fusion->shape().tuple_shapes_size();
+  if (root == nullptr || root->opcode() != Opcode::kTuple ||
+      root->operand_count() != n) {
+    return false;
+  }
+  std::vector<bool> used(n, false);
+  for (const Instruction* u : fusion->users()) {
+    if (u->opcode() != Opcode::kGetTupleElement || HasControlEdges(u) ||
+        u->tuple_index() < 0 || u->tuple_index() >= n) {
+      return false;
+    }
+    used[u->tuple_index()] = true;
+  }
+  std::vector<int64_t> new_index(n, -1);
+  std::vector<Shape> fusion_shapes, root_shapes;
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!used[i]) continue;
+    new_index[i] = kept++;
+    fusion_shapes.push_back(fusion->shape().tuple_shapes(i));
+    root_shapes.push_back(root->shape().tuple_shapes(i));
+  }
+  if (kept == n) return false;
+
+  // The fused computation without the dropped outputs.
+  Module* module = c->parent();
+  std::unique_ptr<Computation> clone = CloneForModule(*fc, module);
+  Instruction* old_root = clone->root_instruction();
+  auto tuple = std::make_unique<Instruction>(Opcode::kTuple,
+                                             Shape::Tuple(root_shapes));
+  for (int64_t i = 0; i < n; ++i) {
+    if (used[i]) tuple->AppendOperand(old_root->operand(i));
+  }
+  tuple->set_name(module->UniqueInstructionName(old_root->name()));
+  clone->set_root_instruction(clone->AddInstruction(std::move(tuple)));
+  clone->RemoveDeadInstructions();
+  Computation* new_fc = rw.AddComputation(std::move(clone));
+
+  std::vector<Instruction*> operands(fusion->operands().begin(),
+                                     fusion->operands().end());
+  std::unique_ptr<Instruction> nf = fusion->CloneWithNewOperands(operands);
+  *nf->mutable_shape() = Shape::Tuple(fusion_shapes);
+  nf->set_called_computations({new_fc});
+  nf->set_name(module->UniqueInstructionName(fusion->name()));
+  nf->set_unique_id(-1);
+  Instruction* new_fusion = rw.AddInstruction(c, std::move(nf));
+
+  std::vector<Instruction*> users(fusion->users().begin(),
+                                  fusion->users().end());
+  for (Instruction* gte : users) {
+    HLOGYM_ASSIGN_OR_RETURN(
+        Instruction * g,
+        MakeGetTupleElement(rw, new_fusion, new_index[gte->tuple_index()]));
+    HLOGYM_RETURN_IF_ERROR(rw.ReplaceInstruction(gte, g).status());
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
+  if (rw.dry()) return false;
+  const absl::flat_hash_set<const Computation*> called_before =
+      CalledComputations(*module);
+  bool changed = false;
+  // Callers before callees.
+  std::vector<Computation*> order = module->MakeComputationPostOrder();
+  std::reverse(order.begin(), order.end());
+  for (Computation* c : order) {
+    HLOGYM_ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(c, rw));
+    changed |= removed;
+    std::vector<std::pair<int64_t, Instruction*>> fusions;
+    c->ForEachInstruction([&](Instruction* i) {
+      if (i->opcode() == Opcode::kFusion) fusions.push_back({i->unique_id(), i});
+    });
+    for (auto [id, f] : fusions) {
+      if (rw.IsRemoved(id)) continue;
+      HLOGYM_ASSIGN_OR_RETURN(bool pruned, RemoveDeadFusionOutputs(f, rw));
+      changed |= pruned;
+    }
+  }
+  HLOGYM_ASSIGN_OR_RETURN(bool dropped,
+                          RemoveNewlyUncalledComputations(module, called_before));
+  return changed || dropped;
+}
+
+}  // namespace hlogym

@@ -1,0 +1,39 @@
+// HloDCE: removes dead instructions, unused outputs of multi-output fusions
+// and computations left uncalled.
+#ifndef HLOGYM_PASSES_HLO_DCE_H_
+#define HLOGYM_PASSES_HLO_DCE_H_
+
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hlogym/passes/pass.h"
+
+namespace hlogym {
+
+// XLA's HasSideEffect: the instruction's own effect, or one of an
+// instruction in a computation it calls (transitively).
+bool HasSideEffectDeep(const Instruction& inst);
+
+// The computations some instruction of `module` calls.
+absl::flat_hash_set<const Computation*> CalledComputations(
+    const Module& module);
+
+// Removes the computations of `module` that were in `called_before` and
+// that no instruction calls any more (repeatedly: removing one may leave
+// its callees uncalled). Computations that were uncalled before stay: they
+// are part of the input. Returns whether any was removed.
+absl::StatusOr<bool> RemoveNewlyUncalledComputations(
+    Module* module, const absl::flat_hash_set<const Computation*>& called_before);
+
+// Deletion has no alternative form, so a dry run proposes nothing.
+class HloDce : public Pass {
+ public:
+  std::string_view name() const override { return "hlo-dce"; }
+  absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_PASSES_HLO_DCE_H_
