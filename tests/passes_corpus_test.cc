@@ -43,10 +43,13 @@ bool FullCorpus() {
 
 // Valid corpus modules of the hloenv and xla folders (the model dumps are
 // too large to interpret alternative by alternative), sampled.
-std::vector<CorpusEntry> Sample(const std::string& shared, int64_t max_bytes) {
+std::vector<CorpusEntry> Sample(const std::string& shared, int64_t max_bytes,
+                                bool with_models = false) {
   std::vector<CorpusEntry> out;
   int64_t k = 0;
-  for (const char* folder : {"hloenv", "xla"}) {
+  std::vector<const char*> folders = {"hloenv", "xla"};
+  if (with_models) folders.push_back("models");
+  for (const char* folder : folders) {
     for (const CorpusEntry& e : LoadManifest(shared, folder)) {
       if (e.expect_error) continue;
       std::error_code ec;
@@ -110,7 +113,7 @@ TEST(PassesCorpus, EverySingleAlternativeKeepsOutputs) {
     pass_names.push_back(e.name);
   }
   std::mutex mu;
-  std::map<std::string, int64_t> tested, offered, failures_by_pass;
+  std::map<std::string, int64_t> tested, offered, failures_by_pass, unchecked;
   int64_t modules_run = 0;
   std::vector<std::string> failures;
   std::atomic<size_t> next{0};
@@ -167,6 +170,15 @@ TEST(PassesCorpus, EverySingleAlternativeKeepsOutputs) {
               problem = v.ToString();
             } else {
               absl::StatusOr<Literal> got = RunModule(*one, *inputs);
+              if (!got.ok() &&
+                  (got.status().code() == absl::StatusCode::kDeadlineExceeded ||
+                   got.status().code() == absl::StatusCode::kUnimplemented)) {
+                // The interpreter cannot tell (too slow after the rewrite, or
+                // an op it runs only on one device): not a mismatch.
+                std::lock_guard<std::mutex> lock(mu);
+                ++unchecked[name];
+                continue;
+              }
               if (!got.ok()) {
                 problem = got.status().ToString();
               } else if (!OutputsMatch(*got, *want)) {
@@ -199,10 +211,12 @@ TEST(PassesCorpus, EverySingleAlternativeKeepsOutputs) {
       static_cast<long long>(total_offered),
       static_cast<long long>(total_tested), failures.size());
   for (const auto& [name, n] : offered) {
-    std::printf("  %-36s offered %6lld checked %6lld failed %lld\n",
-                name.c_str(), static_cast<long long>(n),
-                static_cast<long long>(tested[name]),
-                static_cast<long long>(failures_by_pass[name]));
+    std::printf(
+        "  %-36s offered %6lld checked %6lld failed %lld uncheckable %lld\n",
+        name.c_str(), static_cast<long long>(n),
+        static_cast<long long>(tested[name]),
+        static_cast<long long>(failures_by_pass[name]),
+        static_cast<long long>(unchecked[name]));
   }
   for (size_t i = 0; i < failures.size() && i < 40; ++i) {
     ADD_FAILURE() << failures[i];
@@ -227,7 +241,10 @@ TEST(PassesCorpus, PickFirstLoopMatchesGreedySimplifier) {
   if (shared.empty()) {
     GTEST_SKIP() << "../shared not found: passes corpus test skipped";
   }
-  std::vector<CorpusEntry> entries = Sample(shared, 2000000);
+  // The whole corpus with HLOGYM_FULL_CORPUS=1, model dumps included.
+  std::vector<CorpusEntry> entries =
+      FullCorpus() ? Sample(shared, int64_t{1} << 40, /*with_models=*/true)
+                   : Sample(shared, 2000000);
   std::mutex mu;
   int64_t compared = 0, identical = 0;
   std::map<std::string, int64_t> reasons;

@@ -63,8 +63,8 @@ absl::flat_hash_set<const Computation*> Reachable(const Module& module) {
 
 bool Removable(const Instruction* i) {
   return i->user_count() == 0 && i != i->parent()->root_instruction() &&
-         i->opcode() != Opcode::kParameter && !i->HasSideEffect() &&
-         i->control_successors().empty();
+         i->opcode() != Opcode::kParameter && !HasSideEffectDeep(i) &&
+         i->control_predecessors().empty() && i->control_successors().empty();
 }
 
 // Removes `start` if dead, then operands left without users (iterative).
@@ -137,11 +137,12 @@ absl::Status PruneAfterApply(Module* module,
   while (again) {
     again = false;
     absl::flat_hash_set<const Computation*> now = Reachable(*module);
+    // Callers before callees: a computation can only go once nothing
+    // calls it.
     std::vector<Computation*> drop;
-    for (const auto& c : module->computations()) {
-      if (before.contains(c.get()) && !now.contains(c.get())) {
-        drop.push_back(c.get());
-      }
+    std::vector<Computation*> order = module->MakeComputationPostOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (before.contains(*it) && !now.contains(*it)) drop.push_back(*it);
     }
     for (Computation* c : drop) {
       before.erase(c);

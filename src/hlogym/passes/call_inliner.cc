@@ -138,18 +138,8 @@ absl::StatusOr<bool> CallInliner::RunWith(Module* module, Rewriter& rw) {
   const absl::flat_hash_set<const Computation*> called_before =
       CalledComputations(*module);
   // Calls inside async computations stay.
-  absl::flat_hash_set<const Computation*> async;
-  for (const auto& c : module->computations()) {
-    c->ForEachInstruction([&](const Instruction* i) {
-      if (i->opcode() == Opcode::kAsyncStart ||
-          i->opcode() == Opcode::kAsyncUpdate ||
-          i->opcode() == Opcode::kAsyncDone) {
-        for (const Computation* callee : i->called_computations()) {
-          async.insert(callee);
-        }
-      }
-    });
-  }
+  const absl::flat_hash_set<const Computation*> async =
+      AsyncComputations(*module);
   bool changed = false;
   // Callees first, so that an inlined body is already flat.
   for (Computation* c : module->MakeComputationPostOrder()) {

@@ -69,7 +69,10 @@ struct CallSite {
 absl::StatusOr<bool> FlattenCallGraph::RunWith(Module* module, Rewriter& rw) {
   // Call sites of every computation, in text order.
   absl::flat_hash_map<const Computation*, std::vector<CallSite>> sites;
-  absl::flat_hash_set<const Computation*> embedded, async;
+  absl::flat_hash_set<const Computation*> embedded;
+  // Async computations hold one instruction: call sites there stay.
+  const absl::flat_hash_set<const Computation*> async =
+      AsyncComputations(*module);
   for (const auto& comp : module->computations()) {
     for (Instruction* i : comp->instructions()) {
       const auto& called = i->called_computations();
@@ -77,9 +80,7 @@ absl::StatusOr<bool> FlattenCallGraph::RunWith(Module* module, Rewriter& rw) {
         if (IsSequentialCallOpcode(i->opcode())) {
           sites[called[k]].push_back(
               {i->unique_id(), i, static_cast<int64_t>(k)});
-        } else if (IsAsyncOpcode(i->opcode())) {
-          async.insert(called[k]);
-        } else {
+        } else if (!IsAsyncOpcode(i->opcode())) {
           embedded.insert(called[k]);
         }
       }
@@ -126,6 +127,7 @@ absl::StatusOr<bool> FlattenCallGraph::RunWith(Module* module, Rewriter& rw) {
       // redirect; in a dry run a mixed choice would run the side effects
       // of both copies.
       if ((inst->user_count() == 0 && !inst->IsRoot()) ||
+          async.contains(inst->parent()) ||
           !inst->control_predecessors().empty() ||
           !inst->control_successors().empty() ||
           (rw.dry() && HasSideEffectDeep(*inst))) {
@@ -138,8 +140,7 @@ absl::StatusOr<bool> FlattenCallGraph::RunWith(Module* module, Rewriter& rw) {
               StrCat("stale call site of '", c->name(), "'"));
         }
         absl::flat_hash_set<const Computation*> active;
-        HLOGYM_ASSIGN_OR_RETURN(called[slot],
-                                DeepClone(c, module, rw, active));
+        HLOGYM_ASSIGN_OR_RETURN(called[slot], DeepClone(c, module, rw, active));
       }
       std::vector<Instruction*> operands(inst->operands().begin(),
                                          inst->operands().end());

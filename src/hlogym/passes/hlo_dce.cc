@@ -35,6 +35,66 @@ bool HasSideEffectDeep(const Instruction& inst) {
   return effect;
 }
 
+absl::flat_hash_set<const Computation*> AsyncComputations(
+    const Module& module) {
+  absl::flat_hash_set<const Computation*> async;
+  for (const auto& c : module.computations()) {
+    if (c->IsAsyncWrapper()) async.insert(c.get());
+    c->ForEachInstruction([&](const Instruction* i) {
+      if (i->opcode() == Opcode::kAsyncStart ||
+          i->opcode() == Opcode::kAsyncUpdate ||
+          i->opcode() == Opcode::kAsyncDone) {
+        for (const Computation* callee : i->called_computations()) {
+          async.insert(callee);
+        }
+      }
+    });
+  }
+  return async;
+}
+
+absl::flat_hash_set<const Instruction*> AsyncCarriers(const Module& module) {
+  absl::flat_hash_set<const Instruction*> seen;
+  std::vector<const Instruction*> stack;
+  auto push = [&](const Instruction* i) {
+    if (seen.insert(i).second) stack.push_back(i);
+  };
+  for (const auto& c : module.computations()) {
+    c->ForEachInstruction([&](const Instruction* i) {
+      if (i->opcode() == Opcode::kAsyncStart ||
+          i->opcode() == Opcode::kAsyncUpdate) {
+        push(i);
+      }
+    });
+  }
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    for (const Instruction* u : i->users()) {
+      switch (u->opcode()) {
+        case Opcode::kGetTupleElement:
+        case Opcode::kTuple:
+        case Opcode::kCopy:
+        case Opcode::kOptimizationBarrier:
+        case Opcode::kCustomCall:
+          push(u);
+          break;
+        case Opcode::kWhile:
+          push(u);
+          for (const Computation* callee : u->called_computations()) {
+            if (callee != nullptr && callee->num_parameters() > 0) {
+              push(callee->parameter_instruction(0));
+            }
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return seen;
+}
+
 absl::flat_hash_set<const Computation*> CalledComputations(
     const Module& module) {
   absl::flat_hash_set<const Computation*> called;
@@ -55,7 +115,8 @@ absl::StatusOr<bool> RemoveNewlyUncalledComputations(
   bool removed = true;
   while (removed) {
     removed = false;
-    absl::flat_hash_set<const Computation*> called = CalledComputations(*module);
+    absl::flat_hash_set<const Computation*> called =
+        CalledComputations(*module);
     std::vector<Computation*> doomed;
     for (const auto& c : module->computations()) {
       if (c.get() != module->entry_computation() &&
@@ -113,9 +174,9 @@ absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
   for (auto it = po.rbegin(); it != po.rend(); ++it) {
     Instruction* inst = *it;
     if (inst == c->root_instruction() || !MayRemove(inst)) continue;
-    bool users_dead = std::all_of(
-        inst->users().begin(), inst->users().end(),
-        [&](const Instruction* u) { return dead.contains(u); });
+    bool users_dead =
+        std::all_of(inst->users().begin(), inst->users().end(),
+                    [&](const Instruction* u) { return dead.contains(u); });
     if (!users_dead) continue;
     dead.insert(inst);
     dead_order.push_back(inst);
@@ -129,14 +190,13 @@ absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
   for (const Instruction* d : dead_order) {
     for (const Instruction* op : d->operands()) {
       if (dead.contains(op) || op->parent() != c ||
-          op == c->root_instruction() ||
-          op->opcode() == Opcode::kParameter || op->HasSideEffect() ||
-          !op->control_successors().empty()) {
+          op == c->root_instruction() || op->opcode() == Opcode::kParameter ||
+          op->HasSideEffect() || !op->control_successors().empty()) {
         continue;
       }
-      bool users_dead = std::all_of(
-          op->users().begin(), op->users().end(),
-          [&](const Instruction* u) { return dead.contains(u); });
+      bool users_dead =
+          std::all_of(op->users().begin(), op->users().end(),
+                      [&](const Instruction* u) { return dead.contains(u); });
       if (users_dead) overshoots = true;
     }
   }
@@ -200,8 +260,8 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(Instruction* fusion,
   Module* module = c->parent();
   std::unique_ptr<Computation> clone = CloneForModule(*fc, module);
   Instruction* old_root = clone->root_instruction();
-  auto tuple = std::make_unique<Instruction>(Opcode::kTuple,
-                                             Shape::Tuple(root_shapes));
+  auto tuple =
+      std::make_unique<Instruction>(Opcode::kTuple, Shape::Tuple(root_shapes));
   for (int64_t i = 0; i < n; ++i) {
     if (used[i]) tuple->AppendOperand(old_root->operand(i));
   }
@@ -245,7 +305,8 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
     changed |= removed;
     std::vector<std::pair<int64_t, Instruction*>> fusions;
     c->ForEachInstruction([&](Instruction* i) {
-      if (i->opcode() == Opcode::kFusion) fusions.push_back({i->unique_id(), i});
+      if (i->opcode() == Opcode::kFusion)
+        fusions.push_back({i->unique_id(), i});
     });
     for (auto [id, f] : fusions) {
       if (rw.IsRemoved(id)) continue;
@@ -253,8 +314,8 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
       changed |= pruned;
     }
   }
-  HLOGYM_ASSIGN_OR_RETURN(bool dropped,
-                          RemoveNewlyUncalledComputations(module, called_before));
+  HLOGYM_ASSIGN_OR_RETURN(
+      bool dropped, RemoveNewlyUncalledComputations(module, called_before));
   return changed || dropped;
 }
 

@@ -16,6 +16,17 @@ namespace hlogym {
 // instruction in a computation it calls (transitively).
 bool HasSideEffectDeep(const Instruction& inst);
 
+// Computations wrapped by async ops (async-start/update/done, and the
+// wrappers the parser builds for `op-start` shorthand). They hold one
+// instruction besides their parameters, so passes leave them alone.
+absl::flat_hash_set<const Computation*> AsyncComputations(const Module& module);
+
+// Instructions that may carry the value of an async-start or -update on
+// its way to the matching update or done (through tuples, copies, barriers,
+// annotations and while loops). The verifier traces such values through
+// these but not through an alternatives node, so dry runs leave them alone.
+absl::flat_hash_set<const Instruction*> AsyncCarriers(const Module& module);
+
 // The computations some instruction of `module` calls.
 absl::flat_hash_set<const Computation*> CalledComputations(
     const Module& module);
@@ -25,7 +36,8 @@ absl::flat_hash_set<const Computation*> CalledComputations(
 // its callees uncalled). Computations that were uncalled before stay: they
 // are part of the input. Returns whether any was removed.
 absl::StatusOr<bool> RemoveNewlyUncalledComputations(
-    Module* module, const absl::flat_hash_set<const Computation*>& called_before);
+    Module* module,
+    const absl::flat_hash_set<const Computation*>& called_before);
 
 // Deletion has no alternative form, so a dry run proposes nothing.
 class HloDce : public Pass {

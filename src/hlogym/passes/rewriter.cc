@@ -7,6 +7,26 @@
 
 namespace hlogym {
 
+bool HasSideEffectDeep(const Instruction* inst) {
+  if (inst->HasSideEffect()) return true;
+  for (const Computation* c : inst->called_computations()) {
+    bool any = false;
+    c->ForEachInstruction(
+        [&](const Instruction* i) { any = any || HasSideEffectDeep(i); });
+    if (any) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Instructions a cleanup must not delete even when unused.
+bool Pinned(const Instruction* i) {
+  return HasSideEffectDeep(i) || !i->control_predecessors().empty();
+}
+
+}  // namespace
+
 Rewriter::Rewriter(Module* module, RewriteMode mode)
     : module_(module), mode_(mode) {
   first_new_id_ = module_->NextUniqueId();
@@ -26,6 +46,7 @@ void Rewriter::DiscardDryState() {
     c->DiscardDetachedInstructions();
   }
   computations_with_detached_.clear();
+  pending_computations_.clear();
   opportunities_.clear();
   opportunity_order_.clear();
   candidate_of_.clear();
@@ -42,12 +63,16 @@ Instruction* Rewriter::AddInstruction(Computation* computation,
     }
     return computation->AddDetachedInstruction(std::move(inst));
   }
-  changed_ = true;
+  if (!dry()) changed_ = true;
   return computation->AddInstruction(std::move(inst));
 }
 
 Computation* Rewriter::AddComputation(std::unique_ptr<Computation> c) {
   c->set_name(module_->UniqueComputationName(c->name()));
+  if (dry()) {
+    pending_computations_.push_back(std::move(c));
+    return pending_computations_.back().get();
+  }
   Computation* added = module_->AddComputation(std::move(c), false);
   added_computations_.push_back(added);
   return added;
@@ -124,8 +149,10 @@ absl::StatusOr<bool> Rewriter::ReplaceInstruction(Instruction* old,
                                                   Instruction* replacement) {
   HLOGYM_ASSIGN_OR_RETURN(bool replaced, ReplaceAllUsesWith(old, replacement));
   if (!replaced || dry()) return replaced;
+  // The replacement takes over what `old` did, side effects included (as
+  // XLA's ReplaceInstruction); only its operands are kept when pinned.
   if (old->user_count() == 0 && old->parent()->root_instruction() != old &&
-      !old->HasSideEffect()) {
+      old->control_successors().empty()) {
     HLOGYM_RETURN_IF_ERROR(RemoveWithUnusedOperands(old));
   }
   return true;
@@ -179,7 +206,7 @@ absl::Status Rewriter::RemoveWithUnusedOperands(Instruction* inst) {
     stack.pop_back();
     if (gone.contains(i)) continue;
     if (!first && (i->user_count() != 0 || i == c->root_instruction() ||
-                   i->opcode() == Opcode::kParameter || i->HasSideEffect() ||
+                   i->opcode() == Opcode::kParameter || Pinned(i) ||
                    !i->control_successors().empty()))
       continue;
     first = false;
@@ -208,7 +235,7 @@ absl::StatusOr<AugmentStats> Rewriter::Finish() {
     std::vector<std::pair<int64_t, Instruction*>> dead;
     c->ForEachInstruction([&](Instruction* i) {
       if (IsNew(i) && i->user_count() == 0 && i != c->root_instruction() &&
-          i->opcode() != Opcode::kParameter && !i->HasSideEffect() &&
+          i->opcode() != Opcode::kParameter && !Pinned(i) &&
           i->control_successors().empty()) {
         dead.push_back({i->unique_id(), i});
       }
@@ -225,7 +252,7 @@ absl::StatusOr<AugmentStats> Rewriter::Finish() {
         if (gone.contains(i)) continue;
         if (removed_.contains(i->unique_id()) || !IsNew(i) ||
             i->user_count() != 0 || i == c->root_instruction() ||
-            i->opcode() == Opcode::kParameter || i->HasSideEffect()) {
+            i->opcode() == Opcode::kParameter || Pinned(i)) {
           continue;
         }
         InstructionVector operands = i->operands();
@@ -351,6 +378,32 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     c->DiscardDetachedInstructions();
   }
   computations_with_detached_.clear();
+  // Held computations that kept instructions call (directly or through
+  // other held ones) join the module, callees first (creation order).
+  {
+    absl::flat_hash_set<const Computation*> needed;
+    std::vector<const Computation*> stack;
+    auto need = [&](const Instruction* i) {
+      for (const Computation* callee : i->called_computations()) {
+        if (needed.insert(callee).second) stack.push_back(callee);
+      }
+    };
+    for (Instruction* i : kept) need(i);
+    while (!stack.empty()) {
+      const Computation* c = stack.back();
+      stack.pop_back();
+      c->ForEachInstruction(need);
+    }
+    for (auto& c : pending_computations_) {
+      if (needed.contains(c.get())) {
+        // Held ones may share a name: make it unique now.
+        c->set_name(module_->UniqueComputationName(c->name()));
+        added_computations_.push_back(
+            module_->AddComputation(std::move(c), false));
+      }
+    }
+    pending_computations_.clear();
+  }
 
   // 2. Deterministic order: originals by unique id, the root use first,
   //    then users by unique id; candidates by unique id.
@@ -456,7 +509,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     std::vector<std::pair<int64_t, Instruction*>> dead;
     c->ForEachInstruction([&](Instruction* i) {
       if (IsNew(i) && i->user_count() == 0 && i != c->root_instruction() &&
-          i->opcode() != Opcode::kAlternatives && !i->HasSideEffect()) {
+          i->opcode() != Opcode::kAlternatives && !Pinned(i)) {
         dead.push_back({i->unique_id(), i});
       }
     });

@@ -24,6 +24,10 @@ namespace hlogym {
 
 enum class RewriteMode : uint8_t { kApply, kDry };
 
+// Side effects of the instruction or of anything it calls (an unused while
+// whose body sends data must stay).
+bool HasSideEffectDeep(const Instruction* inst);
+
 // What one dry run produced.
 struct AugmentStats {
   int64_t opportunities = 0;  // recorded (original, use, candidate) triples
@@ -58,8 +62,9 @@ class Rewriter {
   // to the graph until Finish() makes it part of a candidate.
   Instruction* AddInstruction(Computation* computation,
                               std::unique_ptr<Instruction> inst);
-  // Adds a helper computation (a reducer, a comparator, a new body). It is
-  // never dry: computations nobody calls are pruned later.
+  // Adds a helper computation (a reducer, a comparator, a new body). Dry
+  // mode: it is held off to the side like new instructions and joins the
+  // module at Finish() only if a kept candidate calls it.
   Computation* AddComputation(std::unique_ptr<Computation> computation);
 
   // Replaces every use of `old` (and its root role) by `replacement`, then
@@ -124,6 +129,7 @@ class Rewriter {
   // Dry mode.
   absl::flat_hash_set<const Computation*> original_computations_;
   std::vector<Computation*> added_computations_;
+  std::vector<std::unique_ptr<Computation>> pending_computations_;
   std::vector<Computation*> computations_with_detached_;
   absl::flat_hash_map<UseKey, std::vector<Instruction*>> opportunities_;
   std::vector<UseKey> opportunity_order_;

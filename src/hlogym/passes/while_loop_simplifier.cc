@@ -58,26 +58,23 @@ absl::Status CloneNeededInstructions(const Computation& src,
     auto it = map.find(i);
     if (it != map.end()) {
       if (it->second == nullptr) {
-        return absl::InternalError(
-            StrCat("clone of '", src.name(), "' needs dropped '", i->name(),
-                   "'"));
+        return absl::InternalError(StrCat("clone of '", src.name(),
+                                          "' needs dropped '", i->name(), "'"));
       }
       continue;
     }
     if (is_leaf(i)) {
       Instruction* v = leaves->make(i);
       if (v == nullptr) {
-        return absl::InternalError(
-            StrCat("clone of '", src.name(), "' needs dropped '", i->name(),
-                   "'"));
+        return absl::InternalError(StrCat("clone of '", src.name(),
+                                          "' needs dropped '", i->name(), "'"));
       }
       map[i] = v;
       continue;
     }
     if (i->opcode() == Opcode::kParameter) {
-      return absl::InternalError(StrCat("clone of '", src.name(),
-                                        "': unmapped parameter '", i->name(),
-                                        "'"));
+      return absl::InternalError(StrCat(
+          "clone of '", src.name(), "': unmapped parameter '", i->name(), "'"));
     }
     std::vector<Instruction*> ops;
     ops.reserve(i->operand_count());
@@ -155,7 +152,52 @@ absl::StatusOr<Instruction*> MakeWhile(Rewriter& rw,
   HLOGYM_ASSIGN_OR_RETURN(Instruction * w,
                           CloneWithNewOperands(rw, while_inst, shape, ops));
   w->set_called_computations({cond, body});
+  // Origin and sharding annotations describe the old state's structure.
+  if (shape != while_inst->shape() &&
+      (!w->attrs().origin_text.empty() || w->attrs().sharding.has_value())) {
+    w->mutable_attrs()->origin_text.clear();
+    w->mutable_attrs()->sharding.reset();
+  }
   return w;
+}
+
+namespace {
+
+bool IsAsyncOp(Opcode op) {
+  return op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate ||
+         op == Opcode::kAsyncDone || IsAsyncStartOpcode(op) ||
+         IsAsyncDoneOpcode(op);
+}
+
+bool HasBuffer(const Shape& s) {
+  if (s.IsBuffer()) return true;
+  if (!s.IsTuple()) return false;
+  for (const Shape& e : s.tuple_shapes()) {
+    if (HasBuffer(e)) return true;
+  }
+  return false;
+}
+
+bool InitHasAsync(const Instruction* x) {
+  if (IsAsyncOp(x->opcode())) return true;
+  if (x->opcode() != Opcode::kTuple) return false;
+  for (const Instruction* op : x->operands()) {
+    if (InitHasAsync(op)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CarriesAsyncOrBuffers(const Instruction* w) {
+  if (HasBuffer(w->shape()) || InitHasAsync(w->operand(0))) return true;
+  bool async = false;
+  for (const Computation* c : w->called_computations()) {
+    if (c == nullptr) continue;
+    c->ForEachInstruction(
+        [&](Instruction* i) { async |= IsAsyncOp(i->opcode()); });
+  }
+  return async;
 }
 
 namespace {
@@ -503,8 +545,8 @@ absl::StatusOr<bool> TryFlattenNestedTuples(Instruction* w, Rewriter& rw) {
     if (is_body) {
       std::vector<Instruction*> elems;
       FlattenValue(
-          nc.adder(), root,
-          [&](const Instruction* i) { return map.at(i); }, &elems);
+          nc.adder(), root, [&](const Instruction* i) { return map.at(i); },
+          &elems);
       new_root = AddTuple(nc.adder(), elems);
     }
     return nc.Finish(rw, new_root);
@@ -515,7 +557,8 @@ absl::StatusOr<bool> TryFlattenNestedTuples(Instruction* w, Rewriter& rw) {
   AddFn add = control_flow::RewriterAdder(rw, w->parent());
   std::vector<Instruction*> init_elems;
   FlattenValue(
-      add, init, [](const Instruction* i) { return const_cast<Instruction*>(i); },
+      add, init,
+      [](const Instruction* i) { return const_cast<Instruction*>(i); },
       &init_elems);
   Instruction* new_init = AddTuple(add, init_elems);
   HLOGYM_ASSIGN_OR_RETURN(
@@ -647,7 +690,8 @@ std::vector<bool> DeadElements(const Instruction* w) {
   }
   for (const Instruction* param : {body_param, cond_param}) {
     for (const Instruction* g : param->users()) {
-      if (slot.contains(g)) members.push_back({sets.Find(slot[g]), g->tuple_index()});
+      if (slot.contains(g))
+        members.push_back({sets.Find(slot[g]), g->tuple_index()});
     }
   }
   std::sort(members.begin(), members.end());
@@ -675,7 +719,8 @@ absl::StatusOr<bool> TryRemoveDeadElements(Instruction* w, Rewriter& rw) {
   if (!w->shape().IsTuple() || root->opcode() != Opcode::kTuple ||
       w->shape().tuple_shapes_size() == 0 ||
       root->operand_count() != w->shape().tuple_shapes_size() ||
-      root->user_count() != 0 || !AllParamUsersAreGtes(*cond) || !AllParamUsersAreGtes(*body)) {
+      root->user_count() != 0 || !AllParamUsersAreGtes(*cond) ||
+      !AllParamUsersAreGtes(*body)) {
     return false;
   }
   const int64_t n = w->shape().tuple_shapes_size();
@@ -772,13 +817,14 @@ absl::StatusOr<bool> WhileLoopSimplifier::RunWith(Module* module,
   return VisitInstructionsPostOrder(
       module, rw, [&](Instruction* w) -> absl::StatusOr<bool> {
         if (w->opcode() != Opcode::kWhile || !WellFormedWhile(w) ||
+            control_flow::CarriesAsyncOrBuffers(w) ||
             !w->control_predecessors().empty() ||
             !w->control_successors().empty()) {
           return false;
         }
         bool changed = false;
-        for (auto* attempt :
-             {&TryRemoveLoop, &TryFlattenNestedTuples, &TryRemoveDeadElements}) {
+        for (auto* attempt : {&TryRemoveLoop, &TryFlattenNestedTuples,
+                              &TryRemoveDeadElements}) {
           HLOGYM_ASSIGN_OR_RETURN(bool done, attempt(w, rw));
           changed |= done;
           // Apply mode: the loop is gone; dry mode offers every rewrite.

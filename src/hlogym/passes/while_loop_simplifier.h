@@ -99,6 +99,11 @@ absl::StatusOr<Instruction*> MakeWhile(Rewriter& rw,
                                        const Shape& shape, Computation* cond,
                                        Computation* body, Instruction* init);
 
+// True if the loop state holds buffers (used once only) or async values
+// (async ops must see their start through the state): such loops are left
+// alone.
+bool CarriesAsyncOrBuffers(const Instruction* while_inst);
+
 // The trip count of `while_inst` when it is 0 or 1 and provable (see the
 // file comment); nullopt otherwise.
 std::optional<int64_t> SmallTripCount(const Instruction* while_inst);

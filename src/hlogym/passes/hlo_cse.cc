@@ -1,0 +1,285 @@
+#include "hlogym/passes/hlo_cse.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/passes/hlo_dce.h"
+
+namespace hlogym {
+namespace {
+
+bool HasControlEdges(const Instruction* inst) {
+  return !inst->control_predecessors().empty() ||
+         !inst->control_successors().empty();
+}
+
+bool IsCommutative(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool MustFuse(const Instruction* inst) {
+  for (const FrontendAttribute& a : inst->frontend_attributes()) {
+    if (a.key == "MUST_FUSE" || a.key == "MAXIMAL_FUSE") return true;
+  }
+  return false;
+}
+
+// Equality of instructions' own values (not their operands), with called
+// computations compared structurally. Hashes are cached per instruction.
+class Equivalence {
+ public:
+  uint64_t LocalHash(const Instruction* inst) {
+    auto [it, inserted] = local_hashes_.try_emplace(inst, 0);
+    if (inserted) it->second = LocalInstructionHash(*inst);
+    return it->second;
+  }
+
+  bool SameLocalValue(const Instruction* a, const Instruction* b) {
+    if (a->opcode() != b->opcode() || a->shape() != b->shape() ||
+        a->operand_count() != b->operand_count() ||
+        a->int_attr() != b->int_attr() ||
+        a->has_dimensions() != b->has_dimensions() ||
+        a->dimensions() != b->dimensions() ||
+        a->comparison_direction() != b->comparison_direction() ||
+        a->comparison_type() != b->comparison_type() ||
+        a->fusion_kind() != b->fusion_kind() ||
+        a->has_literal() != b->has_literal() ||
+        a->backend_config() != b->backend_config() ||
+        a->frontend_attributes() != b->frontend_attributes()) {
+      return false;
+    }
+    if (a->has_literal() &&
+        (a->literal().is_unknown() || b->literal().is_unknown() ||
+         a->literal() != b->literal())) {
+      return false;
+    }
+    const auto& ca = a->called_computations();
+    const auto& cb = b->called_computations();
+    if (ca.size() != cb.size()) return false;
+    for (size_t i = 0; i < ca.size(); ++i) {
+      if (!SameComputation(ca[i], cb[i])) return false;
+    }
+    // The rare attributes (slices, windows, dimension numbers, sharding,
+    // ...) have no equality operator; their hash is part of the local hash.
+    return LocalHash(a) == LocalHash(b);
+  }
+
+  // Same graph, instruction by instruction in post-order.
+  bool SameComputation(const Computation* a, const Computation* b) {
+    if (a == b) return true;
+    if (a == nullptr || b == nullptr) return false;
+    auto key = std::make_pair(a, b);
+    if (auto it = computations_.find(key); it != computations_.end()) {
+      return it->second;
+    }
+    computations_[key] = false;  // a call cycle (invalid IR) compares unequal
+    bool same = SameComputationUncached(*a, *b);
+    computations_[key] = same;
+    return same;
+  }
+
+ private:
+  bool SameComputationUncached(const Computation& a, const Computation& b) {
+    if (a.num_parameters() != b.num_parameters() ||
+        a.instruction_count() != b.instruction_count() ||
+        a.execution_thread() != b.execution_thread() ||
+        a.IsFusionComputation() != b.IsFusionComputation()) {
+      return false;
+    }
+    std::vector<Instruction*> pa = a.MakeInstructionPostOrder();
+    std::vector<Instruction*> pb = b.MakeInstructionPostOrder();
+    if (pa.size() != pb.size()) return false;
+    absl::flat_hash_map<const Instruction*, size_t> pos_a, pos_b;
+    for (size_t k = 0; k < pa.size(); ++k) {
+      pos_a[pa[k]] = k;
+      pos_b[pb[k]] = k;
+    }
+    auto same_edges = [&](const auto& ea, const auto& eb) {
+      if (ea.size() != eb.size()) return false;
+      for (size_t j = 0; j < ea.size(); ++j) {
+        auto ia = pos_a.find(ea[j]);
+        auto ib = pos_b.find(eb[j]);
+        if (ia == pos_a.end() || ib == pos_b.end() ||
+            ia->second != ib->second) {
+          return false;
+        }
+      }
+      return true;
+    };
+    for (size_t k = 0; k < pa.size(); ++k) {
+      if (!SameLocalValue(pa[k], pb[k]) ||
+          !same_edges(pa[k]->operands(), pb[k]->operands()) ||
+          !same_edges(pa[k]->control_predecessors(),
+                      pb[k]->control_predecessors())) {
+        return false;
+      }
+    }
+    auto ra = pos_a.find(a.root_instruction());
+    auto rb = pos_b.find(b.root_instruction());
+    return ra != pos_a.end() && rb != pos_b.end() && ra->second == rb->second;
+  }
+
+  absl::flat_hash_map<const Instruction*, uint64_t> local_hashes_;
+  absl::flat_hash_map<std::pair<const Computation*, const Computation*>, bool>
+      computations_;
+};
+
+// Operands in the order used for hashing and comparing: sorted by id for
+// commutative binary ops.
+std::vector<const Instruction*> KeyOperands(const Instruction* inst) {
+  std::vector<const Instruction*> ops(inst->operands().begin(),
+                                      inst->operands().end());
+  if (IsCommutative(inst->opcode()) && ops.size() == 2 &&
+      ops[1]->unique_id() < ops[0]->unique_id()) {
+    std::swap(ops[0], ops[1]);
+  }
+  return ops;
+}
+
+uint64_t KeyHash(Equivalence& eq, const Instruction* inst) {
+  uint64_t h = eq.LocalHash(inst);
+  for (const Instruction* op : KeyOperands(inst)) {
+    h = absl::HashOf(h, op->unique_id());
+  }
+  return h;
+}
+
+// Dead instructions are left to DCE: they are neither merged nor kept as
+// the instruction others merge into (a dry run would make them live, and
+// choosing the originals would then prune them).
+bool HasUse(const Instruction* inst) {
+  return inst->user_count() > 0 || inst->IsRoot();
+}
+
+// Step 1: identical constants (same shape, layout included, and value).
+absl::StatusOr<bool> CombineConstants(Computation* c, Rewriter& rw,
+                                      Equivalence& eq) {
+  bool changed = false;
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
+      seen;
+  std::vector<std::pair<int64_t, Instruction*>> constants;
+  for (Instruction* i : c->MakeInstructionPostOrder()) {
+    if (i->opcode() == Opcode::kConstant && i->has_literal() &&
+        !i->literal().is_unknown() && !HasControlEdges(i) && HasUse(i)) {
+      constants.push_back({i->unique_id(), i});
+    }
+  }
+  for (auto [id, inst] : constants) {
+    if (rw.IsRemoved(id)) continue;
+    auto& bucket = seen[eq.LocalHash(inst)];
+    Instruction* match = nullptr;
+    for (auto [rid, rep] : bucket) {
+      if (!rw.IsRemoved(rid) && eq.SameLocalValue(rep, inst)) {
+        match = rep;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      bucket.push_back({id, inst});
+      continue;
+    }
+    HLOGYM_ASSIGN_OR_RETURN(bool replaced, rw.ReplaceInstruction(inst, match));
+    changed |= replaced;
+  }
+  return changed;
+}
+
+// Async pairs (x-start feeding x-done, send/recv and their dones) must
+// stay one to one.
+bool IsAsyncPart(Opcode op) {
+  return IsAsyncStartOpcode(op) || IsAsyncDoneOpcode(op) ||
+         op == Opcode::kAsyncUpdate || op == Opcode::kSend ||
+         op == Opcode::kSendDone || op == Opcode::kRecv ||
+         op == Opcode::kRecvDone;
+}
+
+bool Skip(const Instruction* inst) {
+  if (IsAsyncPart(inst->opcode())) return true;
+  switch (inst->opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kAlternatives:
+      return true;
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+      break;
+    default:
+      if (inst->operand_count() == 0) return true;
+  }
+  return HasControlEdges(inst) || MustFuse(inst) || HasSideEffectDeep(*inst);
+}
+
+// Step 2: post-order, each instruction against the earlier ones.
+absl::StatusOr<bool> CombineInstructions(
+    Computation* c, Rewriter& rw, Equivalence& eq,
+    const absl::flat_hash_set<const Instruction*>& carriers) {
+  bool changed = false;
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
+      seen;
+  std::vector<std::pair<int64_t, Instruction*>> order;
+  for (Instruction* i : c->MakeInstructionPostOrder()) {
+    order.push_back({i->unique_id(), i});
+  }
+  for (auto [id, inst] : order) {
+    if (rw.IsRemoved(id) || !HasUse(inst) || Skip(inst) ||
+        carriers.contains(inst)) {
+      continue;
+    }
+    const std::vector<const Instruction*> ops = KeyOperands(inst);
+    auto& bucket = seen[KeyHash(eq, inst)];
+    Instruction* match = nullptr;
+    for (auto [rid, rep] : bucket) {
+      if (rw.IsRemoved(rid) || KeyOperands(rep) != ops ||
+          !eq.SameLocalValue(rep, inst)) {
+        continue;
+      }
+      match = rep;
+      break;
+    }
+    if (match == nullptr) {
+      bucket.push_back({id, inst});
+      continue;
+    }
+    HLOGYM_ASSIGN_OR_RETURN(bool replaced, rw.ReplaceInstruction(inst, match));
+    changed |= replaced;
+  }
+  return changed;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
+  bool changed = false;
+  Equivalence eq;
+  const absl::flat_hash_set<const Computation*> async =
+      AsyncComputations(*module);
+  absl::flat_hash_set<const Instruction*> carriers;
+  if (rw.dry()) carriers = AsyncCarriers(*module);
+  for (Computation* c : module->MakeComputationPostOrder()) {
+    if (async.contains(c)) continue;
+    HLOGYM_ASSIGN_OR_RETURN(bool constants, CombineConstants(c, rw, eq));
+    HLOGYM_ASSIGN_OR_RETURN(bool instructions,
+                            CombineInstructions(c, rw, eq, carriers));
+    changed |= constants || instructions;
+  }
+  return changed;
+}
+
+}  // namespace hlogym

@@ -1,0 +1,27 @@
+// HloCSE: merges identical constants and identical instructions.
+#ifndef HLOGYM_PASSES_HLO_CSE_H_
+#define HLOGYM_PASSES_HLO_CSE_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "hlogym/passes/pass.h"
+
+namespace hlogym {
+
+// Per computation (fusion bodies included): identical constants first, then
+// a post-order walk that replaces each instruction equal to an earlier one
+// (same opcode, shape, operands — in either order for commutative ops —,
+// attributes and structurally equal called computations) by that one.
+// Parameters, side-effecting instructions, instructions with control
+// edges and zero-operand instructions other than iota, replica-id and
+// partition-id are left alone.
+class HloCse : public Pass {
+ public:
+  std::string_view name() const override { return "hlo-cse"; }
+  absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_PASSES_HLO_CSE_H_

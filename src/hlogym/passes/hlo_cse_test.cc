@@ -1,0 +1,265 @@
+#include "hlogym/passes/hlo_cse.h"
+
+#include <gtest/gtest.h>
+
+#include "hlogym/passes/pass_test_util.h"
+
+namespace hlogym {
+namespace {
+
+using test::ExpectNoRewrite;
+using test::ExpectRewrite;
+
+TEST(HloCseTest, MergesIdenticalConstants) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[4] constant({1, 2, 3, 4})
+  c2 = f32[4] constant({1, 2, 3, 4})
+  a = f32[4] add(p, c1)
+  ROOT m = f32[4] multiply(a, c2)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  ASSERT_EQ(root->opcode(), Opcode::kMultiply);
+  EXPECT_EQ(root->operand(1), root->operand(0)->operand(1));
+  EXPECT_EQ(root->operand(1)->name(), "c1");
+  EXPECT_EQ(r.applied->entry_computation()->instruction_count(), 4);
+  EXPECT_EQ(r.dry.alternatives, 1);
+}
+
+TEST(HloCseTest, KeepsDifferentConstants) {
+  HloCse cse;
+  // Different values, different types, -0 against +0.
+  ExpectNoRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  c1 = f32[2] constant({1, 2})
+  c2 = f32[2] constant({1, 3})
+  c3 = f32[] constant(0)
+  c4 = f32[] constant(-0)
+  c5 = s32[2] constant({1, 2})
+  ROOT t = (f32[2], f32[2], f32[], f32[], s32[2]) tuple(c1, c2, c3, c4, c5)
+}
+)");
+}
+
+TEST(HloCseTest, LeavesDeadDuplicatesToDce) {
+  HloCse cse;
+  // The first copies are dead: nothing merges into them.
+  ExpectNoRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[4] constant({1, 2, 3, 4})
+  n1 = f32[4] negate(p)
+  c2 = f32[4] constant({1, 2, 3, 4})
+  n2 = f32[4] negate(p)
+  ROOT a = f32[4] add(n2, c2)
+}
+)");
+}
+
+TEST(HloCseTest, MergesCommutedOperandsAndChains) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  a1 = f32[4] add(p, q)
+  a2 = f32[4] add(q, p)
+  n1 = f32[4] negate(a1)
+  n2 = f32[4] negate(a2)
+  ROOT t = (f32[4], f32[4]) tuple(n1, n2)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  ASSERT_EQ(root->opcode(), Opcode::kTuple);
+  // Apply mode: the adds merge, and then the negates.
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->name(), "n1");
+  EXPECT_EQ(root->operand(0)->operand(0)->name(), "a1");
+  EXPECT_EQ(r.applied->entry_computation()->instruction_count(), 5);
+  // Dry mode sees the original graph: only the adds are equal.
+  EXPECT_EQ(r.dry.alternatives, 1);
+}
+
+TEST(HloCseTest, KeepsNonCommutativeSwappedOperands) {
+  HloCse cse;
+  ExpectNoRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  d1 = f32[4] subtract(p, q)
+  d2 = f32[4] subtract(q, p)
+  ROOT t = (f32[4], f32[4]) tuple(d1, d2)
+}
+)");
+}
+
+TEST(HloCseTest, KeepsDifferentAttributes) {
+  HloCse cse;
+  ExpectNoRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  sl1 = f32[4] slice(p), slice={[0:4]}
+  sl2 = f32[4] slice(p), slice={[4:8]}
+  c1 = pred[8] compare(p, p), direction=LT
+  c2 = pred[8] compare(p, p), direction=GT
+  b1 = f32[8,8] broadcast(p), dimensions={0}
+  b2 = f32[8,8] broadcast(p), dimensions={1}
+  ROOT t = (f32[4], f32[4], pred[8], pred[8], f32[8,8], f32[8,8]) tuple(sl1, sl2, c1, c2, b1, b2)
+}
+)");
+}
+
+TEST(HloCseTest, MergesSliceWithEqualAttributes) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  sl1 = f32[4] slice(p), slice={[2:6]}
+  sl2 = f32[4] slice(p), slice={[2:6]}
+  ROOT a = f32[4] add(sl1, sl2)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->name(), "sl1");
+}
+
+TEST(HloCseTest, KeepsSideEffectsControlEdgesAndParameters) {
+  HloCse cse;
+  ExpectNoRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  z = f32[] constant(0)
+  o = f32[] constant(1)
+  r1 = f32[4] rng(z, o), distribution=rng_uniform
+  r2 = f32[4] rng(z, o), distribution=rng_uniform
+  c1 = f32[4] custom-call(p), custom_call_target="f", custom_call_has_side_effect=true
+  c2 = f32[4] custom-call(p), custom_call_target="f", custom_call_has_side_effect=true
+  n1 = f32[4] negate(p)
+  n2 = f32[4] negate(p), control-predecessors={r1}
+  ROOT t = (f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4]) tuple(p, q, r1, r2, c1, c2, n1, n2)
+}
+)");
+}
+
+TEST(HloCseTest, KeepsAsyncPairs) {
+  HloCse cse;
+  // Each start must keep its own done.
+  ExpectNoRewrite(cse, R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  st1 = f32[4] all-reduce-start(p), replica_groups={}, to_apply=sum
+  d1 = f32[4] all-reduce-done(st1)
+  st2 = f32[4] all-reduce-start(p), replica_groups={}, to_apply=sum
+  d2 = f32[4] all-reduce-done(st2)
+  ROOT t = (f32[4], f32[4]) tuple(d1, d2)
+}
+)");
+}
+
+constexpr char kTwoReduces[] = R"(
+HloModule m
+sum1 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+sum2 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT t = f32[] OP(x, y)
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  z = f32[] constant(0)
+  r1 = f32[4] reduce(p, z), dimensions={1}, to_apply=sum1
+  r2 = f32[4] reduce(p, z), dimensions={1}, to_apply=sum2
+  ROOT d = f32[4] subtract(r1, r2)
+}
+)";
+
+std::string WithOp(const char* op) {
+  const std::string text = kTwoReduces;
+  const size_t pos = text.find("OP");
+  return text.substr(0, pos) + op + text.substr(pos + 2);
+}
+
+TEST(HloCseTest, ComparesCalledComputationsStructurally) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, WithOp("add"));
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  ASSERT_EQ(root->opcode(), Opcode::kSubtract);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->to_apply()->name(), "sum1");
+}
+
+TEST(HloCseTest, KeepsReducesWithDifferentReducers) {
+  HloCse cse;
+  ExpectNoRewrite(cse, WithOp("maximum"));
+}
+
+TEST(HloCseTest, MergesIotasButNotDifferentOnes) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+ENTRY e {
+  i1 = s32[4,8] iota(), iota_dimension=1
+  i2 = s32[4,8] iota(), iota_dimension=1
+  i3 = s32[4,8] iota(), iota_dimension=0
+  a = s32[4,8] add(i1, i2)
+  ROOT m = s32[4,8] multiply(a, i3)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  const Instruction* add = root->operand(0);
+  EXPECT_EQ(add->operand(0), add->operand(1));
+  EXPECT_EQ(add->operand(0)->name(), "i1");
+  EXPECT_EQ(root->operand(1)->name(), "i3");
+}
+
+TEST(HloCseTest, MergesInsideFusionComputations) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e1 = f32[4] exponential(p0)
+  e2 = f32[4] exponential(p0)
+  ROOT a = f32[4] add(e1, e2)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* a =
+      test::Root(*r.applied)->fused_computation()->root_instruction();
+  EXPECT_EQ(a->operand(0), a->operand(1));
+}
+
+}  // namespace
+}  // namespace hlogym

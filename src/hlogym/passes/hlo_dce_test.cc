@@ -1,0 +1,272 @@
+#include "hlogym/passes/hlo_dce.h"
+
+#include <gtest/gtest.h>
+
+#include "hlogym/passes/pass_test_util.h"
+
+namespace hlogym {
+namespace {
+
+using test::ParseAndVerify;
+
+// Runs DCE in apply mode on `text` and checks the result verifies and
+// computes the same outputs. A dry run must leave the module as it was.
+std::unique_ptr<Module> RunDce(std::string_view text, bool expect_change,
+                               bool check_outputs = true) {
+  std::unique_ptr<Module> original = ParseAndVerify(text);
+  if (original == nullptr) return nullptr;
+  HloDce dce;
+  // Dry mode: nothing to offer.
+  {
+    std::unique_ptr<Module> dry = original->Clone();
+    const uint64_t hash = DagHash(*dry);
+    absl::StatusOr<AugmentStats> stats = dce.RunDry(dry.get());
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    if (stats.ok()) {
+      EXPECT_EQ(stats->alternatives, 0);
+    }
+    EXPECT_EQ(DagHash(*dry), hash);
+  }
+  std::unique_ptr<Module> m = original->Clone();
+  absl::StatusOr<bool> changed = dce.Run(m.get());
+  EXPECT_TRUE(changed.ok()) << changed.status();
+  if (changed.ok()) {
+    EXPECT_EQ(*changed, expect_change);
+  }
+  absl::Status v = VerifyModule(*m);
+  EXPECT_TRUE(v.ok()) << v << "\n" << test::Text(*m);
+  if (check_outputs && v.ok()) {
+    test::ExpectSameOutputs(*original, *m);
+  }
+  if (!expect_change) {
+    EXPECT_EQ(DagHash(*m), DagHash(*original));
+  }
+  return m;
+}
+
+TEST(HloDceTest, RemovesDeadChain) {
+  auto m = RunDce(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] exponential(p)
+  b = f32[4] negate(a)
+  ROOT r = f32[4] add(p, p)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  const Computation* c = m->entry_computation();
+  EXPECT_EQ(c->instruction_count(), 2);
+  EXPECT_EQ(c->FindInstruction("a"), nullptr);
+  EXPECT_EQ(c->FindInstruction("b"), nullptr);
+  EXPECT_EQ(test::Root(*m)->opcode(), Opcode::kAdd);
+}
+
+TEST(HloDceTest, KeepsParametersAndLiveInstructions) {
+  RunDce(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  a = f32[4] exponential(p)
+  ROOT r = f32[4] add(a, p)
+}
+)",
+         false);
+}
+
+TEST(HloDceTest, KeepsSideEffects) {
+  auto m = RunDce(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  o = f32[] constant(1)
+  r = f32[4] rng(z, o), distribution=rng_uniform
+  c = f32[4] custom-call(p), custom_call_target="foo", custom_call_has_side_effect=true
+  d = f32[4] custom-call(p), custom_call_target="bar", custom_call_has_side_effect=true, frontend_attributes={xla_allow_dce_side_effecting_op="true"}
+  ROOT n = f32[4] negate(p)
+}
+)",
+                  true, /*check_outputs=*/false);
+  ASSERT_NE(m, nullptr);
+  const Computation* c = m->entry_computation();
+  EXPECT_NE(c->FindInstruction("r"), nullptr);
+  EXPECT_NE(c->FindInstruction("z"), nullptr);
+  EXPECT_NE(c->FindInstruction("c"), nullptr);
+  // Opted in to removal.
+  EXPECT_EQ(c->FindInstruction("d"), nullptr);
+}
+
+TEST(HloDceTest, KeepsInstructionsWithControlEdges) {
+  RunDce(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] exponential(p)
+  ROOT n = f32[4] negate(p), control-predecessors={a}
+}
+)",
+         false);
+}
+
+constexpr char kDeadWhile[] = R"(
+HloModule m
+cond {
+  cp = (s32[], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  lim = s32[] constant(3)
+  ROOT lt = pred[] compare(ci, lim), direction=LT
+}
+body {
+  bp = (s32[], f32[4]) parameter(0)
+  bi = s32[] get-tuple-element(bp), index=0
+  bv = f32[4] get-tuple-element(bp), index=1
+  one = s32[] constant(1)
+  ni = s32[] add(bi, one)
+  nv = f32[4] exponential(bv)
+  ROOT bt = (s32[], f32[4]) tuple(ni, nv)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, p)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  g = f32[4] get-tuple-element(w), index=1
+  ROOT n = f32[4] negate(p)
+}
+)";
+
+TEST(HloDceTest, RemovesSideEffectFreeWhileAndItsComputations) {
+  auto m = RunDce(kDeadWhile, true);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 2);
+  EXPECT_EQ(m->computation_count(), 1);
+}
+
+TEST(HloDceTest, KeepsWhileWithSideEffectInBody) {
+  const std::string dead_while = kDeadWhile;
+  const std::string from = "exponential(bv)";
+  const size_t pos = dead_while.find(from);
+  const std::string text = dead_while.substr(0, pos) +
+                           "custom-call(bv), custom_call_target=\"t\", "
+                           "custom_call_has_side_effect=true" +
+                           dead_while.substr(pos + from.size());
+  // The dead get-tuple-element goes; the loop and its computations stay.
+  auto m = RunDce(text, true, /*check_outputs=*/false);
+  ASSERT_NE(m, nullptr);
+  const Computation* c = m->entry_computation();
+  EXPECT_EQ(c->FindInstruction("g"), nullptr);
+  ASSERT_NE(c->FindInstruction("w"), nullptr);
+  EXPECT_EQ(c->FindInstruction("w")->user_count(), 0);
+  EXPECT_EQ(m->computation_count(), 3);
+}
+
+TEST(HloDceTest, DropsUnusedMultiOutputFusionOutputs) {
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  s = f32[4] sine(p0)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(e, n, s)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4], f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  g1 = f32[4] get-tuple-element(f), index=1
+  g2 = f32[4] get-tuple-element(f), index=2
+  ROOT r = f32[4] add(g1, g2)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->computation_count(), 2);
+  EXPECT_EQ(m->FindComputation("fused"), nullptr);
+  const Instruction* root = test::Root(*m);
+  ASSERT_EQ(root->opcode(), Opcode::kAdd);
+  const Instruction* g1 = root->operand(0);
+  const Instruction* g2 = root->operand(1);
+  ASSERT_EQ(g1->opcode(), Opcode::kGetTupleElement);
+  ASSERT_EQ(g2->opcode(), Opcode::kGetTupleElement);
+  EXPECT_EQ(g1->tuple_index(), 0);
+  EXPECT_EQ(g2->tuple_index(), 1);
+  const Instruction* fusion = g1->operand(0);
+  ASSERT_EQ(fusion, g2->operand(0));
+  ASSERT_EQ(fusion->opcode(), Opcode::kFusion);
+  EXPECT_EQ(fusion->shape().tuple_shapes_size(), 2);
+  const Computation* fc = fusion->fused_computation();
+  ASSERT_TRUE(fc->IsFusionComputation());
+  const Instruction* froot = fc->root_instruction();
+  ASSERT_EQ(froot->opcode(), Opcode::kTuple);
+  ASSERT_EQ(froot->operand_count(), 2);
+  EXPECT_EQ(froot->operand(0)->opcode(), Opcode::kNegate);
+  EXPECT_EQ(froot->operand(1)->opcode(), Opcode::kSin);
+  // The exponential went with its output.
+  EXPECT_EQ(fc->instruction_count(), 4);
+}
+
+TEST(HloDceTest, KeepsFusionOutputsOfRootOrNonGteUsers) {
+  // The fusion is the root: all outputs are live.
+  RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  ROOT t = (f32[4], f32[4]) tuple(e, n)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT f = (f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+}
+)",
+         false);
+  // A tuple user reads the whole value.
+  RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  ROOT t = (f32[4], f32[4]) tuple(e, n)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  g = f32[4] get-tuple-element(f), index=0
+  ROOT t = ((f32[4], f32[4]), f32[4]) tuple(f, g)
+}
+)",
+         false);
+}
+
+TEST(HloDceTest, RemovesOnlyNewlyUncalledComputations) {
+  auto m = RunDce(R"(
+HloModule m
+callee {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] negate(x)
+}
+unused {
+  u = f32[4] parameter(0)
+  ROOT v = f32[4] exponential(u)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] call(p), to_apply=callee
+  ROOT r = f32[4] add(p, p)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->FindComputation("callee"), nullptr);
+  // Uncalled in the input: part of its value, kept.
+  EXPECT_NE(m->FindComputation("unused"), nullptr);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 2);
+}
+
+}  // namespace
+}  // namespace hlogym
