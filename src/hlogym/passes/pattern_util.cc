@@ -89,6 +89,10 @@ bool IsConstantOrBroadcastConstant(const Instruction* inst) {
 }
 
 bool IsNonNegative(const Instruction* inst) {
+  // Complex values have no order (x*x may be negative or complex).
+  if (!inst->shape().IsArray() || IsComplexType(inst->shape().element_type())) {
+    return false;
+  }
   switch (inst->opcode()) {
     case Opcode::kMultiply:
       return inst->operand(0) == inst->operand(1);
