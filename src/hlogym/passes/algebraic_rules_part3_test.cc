@@ -2281,36 +2281,6 @@ ENTRY e {
 )"));
 }
 
-// For rules that add a computation: the Rewriter adds computations even in
-// dry mode (unused ones are pruned later), which ExpectRewrite's "graph
-// untouched during the dry run" hash check counts as a change. The same
-// checks otherwise: apply mode verifies and computes the same outputs; the
-// dry run offers alternatives whose first choice does too.
-std::unique_ptr<Module> RewriteAddingComputation(
-    std::string_view rule, std::string_view text,
-    std::optional<double> tolerance = {}) {
-  std::unique_ptr<Module> original = test::ParseAndVerify(text);
-  if (original == nullptr) return nullptr;
-  auto pass = OnlyRule(rule);
-  std::unique_ptr<Module> applied = original->Clone();
-  absl::StatusOr<bool> changed = pass->Run(applied.get());
-  EXPECT_TRUE(changed.ok() && *changed);
-  EXPECT_TRUE(VerifyModule(*applied).ok()) << test::Text(*applied);
-  test::ExpectSameOutputs(*original, *applied, 1, tolerance);
-  std::unique_ptr<Module> dry = original->Clone();
-  absl::StatusOr<AugmentStats> stats = pass->RunDry(dry.get());
-  EXPECT_TRUE(stats.ok());
-  if (stats.ok()) {
-    EXPECT_GT(stats->alternatives, 0);
-  }
-  DecisionPolicy policy = DecisionPolicy::First();
-  std::vector<int64_t> d = policy.Decide(AlternativeNodes(*dry));
-  EXPECT_TRUE(ApplyDecisions(dry.get(), d).ok());
-  EXPECT_TRUE(VerifyModule(*dry).ok()) << test::Text(*dry);
-  test::ExpectSameOutputs(*original, *dry, 1, tolerance);
-  return applied;
-}
-
 constexpr char kTupleAdd[] = R"(
 HloModule m
 tadd {
@@ -2322,8 +2292,7 @@ tadd {
 )";
 
 TEST(AlgebraicPart3Reduce, UnwrapVariadic) {
-  auto m = RewriteAddingComputation("reduce-unwrap-variadic",
-                                    std::string(kTupleAdd) + R"(
+  auto m = Rewrite("reduce-unwrap-variadic", std::string(kTupleAdd) + R"(
 ENTRY e {
   x = f32[3,4] parameter(0)
   z = f32[] constant(0)
@@ -2350,15 +2319,14 @@ ENTRY e {
 }
 
 TEST(AlgebraicPart3ReduceWindow, UnwrapVariadic) {
-  auto m = RewriteAddingComputation("reduce-window-unwrap-variadic",
-                                    std::string(kTupleAdd) + R"(
+  auto m = Rewrite("reduce-window-unwrap-variadic", std::string(kTupleAdd) + R"(
 ENTRY e {
   x = f32[4] parameter(0)
   z = f32[] constant(0)
   ROOT r = (f32[3]) reduce-window(x, z), window={size=2}, to_apply=tadd
 }
 )",
-                                    1e-4);
+                   {}, 1e-4);
   ASSERT_NE(m, nullptr);
   const Instruction* r = test::Root(*m);
   ASSERT_EQ(r->opcode(), Opcode::kTuple);

@@ -230,8 +230,8 @@ void RegisterAlgebraicSimplifier(PassRegistry& registry) {
         AlgebraicSimplifierOptions o;
         o.is_layout_sensitive = true;
         o.enable_conv_operand_swap = false;
-        return std::make_unique<AlgebraicSimplifier>(
-            o, "algebraic-simplifier-ls");
+        return std::make_unique<AlgebraicSimplifier>(o,
+                                                     "algebraic-simplifier-ls");
       });
 }
 

@@ -63,7 +63,7 @@ absl::flat_hash_set<const Computation*> Reachable(const Module& module) {
 
 bool Removable(const Instruction* i) {
   return i->user_count() == 0 && i != i->parent()->root_instruction() &&
-         i->opcode() != Opcode::kParameter && !HasSideEffectDeep(i) &&
+         i->opcode() != Opcode::kParameter && !HasSideEffectDeep(*i) &&
          i->control_predecessors().empty() && i->control_successors().empty();
 }
 

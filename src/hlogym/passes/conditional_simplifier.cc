@@ -144,7 +144,7 @@ bool SelectableShape(const Shape& s) {
 
 // Constant predicate or single branch: inline; cheap branches: select.
 absl::StatusOr<bool> TryRemoveConditional(Instruction* c, Rewriter& rw) {
-  if (control_flow::HasSideEffectDeep(*c) || !c->control_successors().empty()) {
+  if (HasSideEffectDeep(*c) || !c->control_successors().empty()) {
     return false;
   }
   const int64_t n = BranchCount(c);

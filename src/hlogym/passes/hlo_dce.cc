@@ -10,31 +10,6 @@
 
 namespace hlogym {
 
-bool HasSideEffectDeep(const Instruction& inst) {
-  if (inst.HasSideEffect()) return true;
-  if (inst.called_computations().empty()) return false;
-  // Iterative over the call graph; each computation is scanned once.
-  absl::flat_hash_set<const Computation*> seen;
-  std::vector<const Computation*> stack;
-  for (const Computation* c : inst.called_computations()) {
-    if (c != nullptr && seen.insert(c).second) stack.push_back(c);
-  }
-  bool effect = false;
-  while (!stack.empty() && !effect) {
-    const Computation* c = stack.back();
-    stack.pop_back();
-    c->ForEachInstruction([&](const Instruction* i) {
-      if (i->HasSideEffect()) effect = true;
-      for (const Computation* callee : i->called_computations()) {
-        if (callee != nullptr && seen.insert(callee).second) {
-          stack.push_back(callee);
-        }
-      }
-    });
-  }
-  return effect;
-}
-
 absl::flat_hash_set<const Computation*> AsyncComputations(
     const Module& module) {
   absl::flat_hash_set<const Computation*> async;

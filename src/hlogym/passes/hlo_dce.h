@@ -12,10 +12,6 @@
 
 namespace hlogym {
 
-// XLA's HasSideEffect: the instruction's own effect, or one of an
-// instruction in a computation it calls (transitively).
-bool HasSideEffectDeep(const Instruction& inst);
-
 // Computations wrapped by async ops (async-start/update/done, and the
 // wrappers the parser builds for `op-start` shorthand). They hold one
 // instruction besides their parameters, so passes leave them alone.

@@ -1,28 +1,43 @@
 #include "hlogym/passes/rewriter.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
 
-bool HasSideEffectDeep(const Instruction* inst) {
-  if (inst->HasSideEffect()) return true;
-  for (const Computation* c : inst->called_computations()) {
-    bool any = false;
-    c->ForEachInstruction(
-        [&](const Instruction* i) { any = any || HasSideEffectDeep(i); });
-    if (any) return true;
+bool HasSideEffectDeep(const Instruction& inst) {
+  if (inst.HasSideEffect()) return true;
+  if (inst.called_computations().empty()) return false;
+  // Iterative over the call graph; each computation is scanned once.
+  absl::flat_hash_set<const Computation*> seen;
+  std::vector<const Computation*> stack;
+  for (const Computation* c : inst.called_computations()) {
+    if (c != nullptr && seen.insert(c).second) stack.push_back(c);
   }
-  return false;
+  bool effect = false;
+  while (!stack.empty() && !effect) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    c->ForEachInstruction([&](const Instruction* i) {
+      if (i->HasSideEffect()) effect = true;
+      for (const Computation* callee : i->called_computations()) {
+        if (callee != nullptr && seen.insert(callee).second) {
+          stack.push_back(callee);
+        }
+      }
+    });
+  }
+  return effect;
 }
 
 namespace {
 
 // Instructions a cleanup must not delete even when unused.
 bool Pinned(const Instruction* i) {
-  return HasSideEffectDeep(i) || !i->control_predecessors().empty();
+  return HasSideEffectDeep(*i) || !i->control_predecessors().empty();
 }
 
 }  // namespace

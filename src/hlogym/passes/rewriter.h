@@ -24,9 +24,10 @@ namespace hlogym {
 
 enum class RewriteMode : uint8_t { kApply, kDry };
 
-// Side effects of the instruction or of anything it calls (an unused while
-// whose body sends data must stay).
-bool HasSideEffectDeep(const Instruction* inst);
+// XLA's HasSideEffect: the instruction's own effect, or that of an
+// instruction in a computation it calls (transitively). An unused while
+// whose body sends data must stay.
+bool HasSideEffectDeep(const Instruction& inst);
 
 // What one dry run produced.
 struct AugmentStats {

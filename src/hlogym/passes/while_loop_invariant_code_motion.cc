@@ -57,7 +57,7 @@ absl::flat_hash_set<const Instruction*> LiveInstructions(const Computation& c) {
   };
   push(c.root_instruction());
   c.ForEachInstruction([&](Instruction* i) {
-    if (control_flow::HasSideEffectDeep(*i)) push(i);
+    if (HasSideEffectDeep(*i)) push(i);
   });
   while (!stack.empty()) {
     const Instruction* i = stack.back();
@@ -115,7 +115,7 @@ absl::StatusOr<bool> TryHoist(Instruction* w, Rewriter& rw,
   };
   const absl::flat_hash_set<const Instruction*> live = LiveInstructions(*body);
   for (Instruction* inst : body->MakeInstructionPostOrder()) {
-    if (!live.contains(inst) || control_flow::HasSideEffectDeep(*inst) ||
+    if (!live.contains(inst) || HasSideEffectDeep(*inst) ||
         inst->opcode() == Opcode::kAfterAll ||
         inst->opcode() == Opcode::kParameter ||
         inst->opcode() == Opcode::kAlternatives ||

@@ -14,14 +14,6 @@
 namespace hlogym {
 namespace control_flow {
 
-bool HasSideEffectDeep(const Instruction& instruction) {
-  if (instruction.HasSideEffect()) return true;
-  for (const Computation* c : instruction.called_computations()) {
-    if (c != nullptr && HasSideEffect(*c)) return true;
-  }
-  return false;
-}
-
 bool HasSideEffect(const Computation& computation) {
   bool found = false;
   computation.ForEachInstruction([&](Instruction* i) {
@@ -658,7 +650,7 @@ std::vector<bool> DeadElements(const Instruction* w) {
         }
       }
     }
-    if (control_flow::HasSideEffectDeep(*i) || i == cond->root_instruction()) {
+    if (HasSideEffectDeep(*i) || i == cond->root_instruction()) {
       sinks.push_back(i);
     }
   }

@@ -46,8 +46,6 @@ using InstructionMap = absl::flat_hash_map<const Instruction*, Instruction*>;
 // True if the computation, or one it calls, has a side-effecting
 // instruction.
 bool HasSideEffect(const Computation& computation);
-// True if the instruction has a side effect or calls a computation that has.
-bool HasSideEffectDeep(const Instruction& instruction);
 
 // Instructions a clone computes differently: `make` gives the value of an
 // instruction for which `is_leaf` holds, without cloning its operands
