@@ -862,6 +862,22 @@ absl::StatusOr<bool> ReduceWindowToReduce(Instruction* w,
   return ReplaceWithNew(w, result, ctx);
 }
 
+// Merges a pad of the operand into one window dimension (reduce-window,
+// convolution): edge padding adds to the window padding, interior padding
+// becomes base dilation. False where they cannot combine.
+bool FoldPadIntoWindow(const PaddingDimension& p, WindowDimension* d) {
+  if (p.low < 0 || p.high < 0 || p.interior < 0) return false;
+  // Padding applied before a base dilation is not window padding.
+  if (d->base_dilation != 1) return false;
+  if (p.interior != 0) {
+    if (d->padding_low != 0 || d->padding_high != 0) return false;
+    d->base_dilation = p.interior + 1;
+  }
+  d->padding_low += p.low;
+  d->padding_high += p.high;
+  return true;
+}
+
 // 162. reduce-window(pad(x, v), init) with v equal to init -> the padding
 // moves into the window (interior padding as base dilation).
 absl::StatusOr<bool> ReduceWindowFoldPad(Instruction* w,
@@ -878,17 +894,7 @@ absl::StatusOr<bool> ReduceWindowFoldPad(Instruction* w,
   const PaddingConfig& pc = pad->attrs().padding;
   Window window = *w->attrs().window;
   for (size_t i = 0; i < pc.size(); ++i) {
-    const PaddingDimension& p = pc[i];
-    WindowDimension& d = window.dimensions[i];
-    if (p.low < 0 || p.high < 0 || p.interior < 0) return false;
-    // Padding applied before a base dilation is not window padding.
-    if (d.base_dilation != 1) return false;
-    if (p.interior != 0) {
-      if (d.padding_low != 0 || d.padding_high != 0) return false;
-      d.base_dilation = p.interior + 1;
-    }
-    d.padding_low += p.low;
-    d.padding_high += p.high;
+    if (!FoldPadIntoWindow(pc[i], &window.dimensions[i])) return false;
   }
   std::vector<Instruction*> ops = {pad->operand(0), w->operand(1)};
   PART3_ASSIGN_OR_NO_MATCH(Instruction * result,
@@ -2034,17 +2040,7 @@ absl::StatusOr<bool> ConvolutionFoldInputPad(Instruction* c,
   for (size_t k = 0; k < window.dimensions.size(); ++k) {
     const int64_t d = dn.input_spatial_dimensions[k];
     if (d < 0 || d >= static_cast<int64_t>(pc.size())) return false;
-    const PaddingDimension& p = pc[d];
-    WindowDimension& w = window.dimensions[k];
-    if (p.low < 0 || p.high < 0 || p.interior < 0) return false;
-    // Edge padding before a base dilation is not window padding.
-    if (w.base_dilation != 1) return false;
-    if (p.interior != 0) {
-      if (w.padding_low != 0 || w.padding_high != 0) return false;
-      w.base_dilation = p.interior + 1;
-    }
-    w.padding_low += p.low;
-    w.padding_high += p.high;
+    if (!FoldPadIntoWindow(pc[d], &window.dimensions[k])) return false;
   }
   std::vector<Instruction*> ops = {pad->operand(0), c->operand(1)};
   PART3_ASSIGN_OR_NO_MATCH(Instruction * conv,
