@@ -90,28 +90,14 @@ bool SameShapeForMode(const AlgebraicContext& ctx, const Shape& a,
   return LayoutSensitive(ctx) ? a == b : a.Compatible(b);
 }
 
-// Replaces `old` by an instruction that already exists in the graph.
-absl::StatusOr<bool> ReplaceWithExisting(Instruction* old,
-                                         Instruction* replacement,
+// Both ends of a rule go through the shared ReplaceForRule.
+absl::StatusOr<bool> ReplaceWithExisting(Instruction* old, Instruction* with,
                                          AlgebraicContext& ctx) {
-  if (replacement == nullptr || replacement == old ||
-      !SameShapeForMode(ctx, old->shape(), replacement->shape())) {
-    return false;
-  }
-  return ctx.rw.ReplaceInstruction(old, replacement);
+  return ReplaceForRule(ctx, old, with);
 }
-
-// Replaces `old` by an instruction this rule just built. Like XLA's
-// ReplaceWithNewInstruction, the new instruction takes the shape (layout
-// included) of the one it replaces.
 absl::StatusOr<bool> ReplaceWithNew(Instruction* old, Instruction* fresh,
                                     AlgebraicContext& ctx) {
-  if (fresh == nullptr) return false;
-  if (ctx.rw.IsNew(fresh) && fresh->shape().IsArray() &&
-      fresh->shape().EqualIgnoringLayout(old->shape())) {
-    *fresh->mutable_shape() = old->shape();
-  }
-  return ReplaceWithExisting(old, fresh, ctx);
+  return ReplaceForRule(ctx, old, fresh);
 }
 
 // A clone that changes rank or tuple arity cannot keep a sharding written

@@ -68,30 +68,8 @@ bool StaticArray(const Instruction* i) {
   return true;
 }
 
-// The final replacement: refuses shape mismatches instead of failing, and
-// gives a freshly built replacement the layout of the instruction it
-// replaces. In layout-sensitive mode an existing instruction must match the
-// layout exactly (XLA requires equal shapes there).
 Rule Replace(AlgebraicContext& ctx, Instruction* old, Instruction* with) {
-  if (with == nullptr || with == old) return false;
-  if (old->parent() != with->parent()) return false;
-  if (!old->shape().Compatible(with->shape())) return false;
-  if (old->shape().IsArray() && with->shape().IsArray()) {
-    if (ctx.rw.IsNew(with)) {
-      if (old->shape().has_layout()) {
-        *with->mutable_shape()->mutable_layout() = old->shape().layout();
-      } else if (with->shape().has_layout()) {
-        with->mutable_shape()->clear_layout();
-      }
-    } else if (ctx.options.is_layout_sensitive &&
-               old->shape().has_layout() != with->shape().has_layout()) {
-      return false;
-    } else if (ctx.options.is_layout_sensitive && old->shape().has_layout() &&
-               old->shape().layout() != with->shape().layout()) {
-      return false;
-    }
-  }
-  return ctx.rw.ReplaceInstruction(old, with);
+  return ReplaceForRule(ctx, old, with);
 }
 
 // Integral value of a scalar integral constant (used for indices).

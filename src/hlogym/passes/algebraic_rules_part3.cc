@@ -44,32 +44,14 @@ bool LayoutSensitive(const AlgebraicContext& ctx) {
   return ctx.options.is_layout_sensitive;
 }
 
-bool SameShapeForMode(const AlgebraicContext& ctx, const Shape& a,
-                      const Shape& b) {
-  return LayoutSensitive(ctx) ? a == b : a.Compatible(b);
-}
-
-// Replaces `old` by an instruction that already exists in the graph.
-absl::StatusOr<bool> ReplaceWithExisting(Instruction* old,
-                                         Instruction* replacement,
+// Both ends of a rule go through the shared ReplaceForRule.
+absl::StatusOr<bool> ReplaceWithExisting(Instruction* old, Instruction* with,
                                          AlgebraicContext& ctx) {
-  if (replacement == nullptr || replacement == old ||
-      !SameShapeForMode(ctx, old->shape(), replacement->shape())) {
-    return false;
-  }
-  return ctx.rw.ReplaceInstruction(old, replacement);
+  return ReplaceForRule(ctx, old, with);
 }
-
-// Replaces `old` by an instruction this rule just built; the new one takes
-// the shape (layout included) of the one it replaces.
 absl::StatusOr<bool> ReplaceWithNew(Instruction* old, Instruction* fresh,
                                     AlgebraicContext& ctx) {
-  if (fresh == nullptr) return false;
-  if (ctx.rw.IsNew(fresh) && fresh->shape().IsArray() &&
-      fresh->shape().EqualIgnoringLayout(old->shape())) {
-    *fresh->mutable_shape() = old->shape();
-  }
-  return ReplaceWithExisting(old, fresh, ctx);
+  return ReplaceForRule(ctx, old, fresh);
 }
 
 std::vector<int64_t> DimsOf(const Instruction* inst) {

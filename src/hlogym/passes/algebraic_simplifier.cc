@@ -23,6 +23,30 @@ const std::vector<AlgebraicRule>& AllAlgebraicRules() {
   return *rules;
 }
 
+absl::StatusOr<bool> ReplaceForRule(AlgebraicContext& ctx, Instruction* old,
+                                    Instruction* with) {
+  if (with == nullptr || with == old || old->parent() != with->parent()) {
+    return false;
+  }
+  Shape* shape = with->mutable_shape();
+  if (ctx.rw.IsNew(with) && shape->IsArray() && old->shape().IsArray()) {
+    if (shape->EqualIgnoringLayout(old->shape())) {
+      *shape = old->shape();
+    } else if (shape->Compatible(old->shape())) {
+      if (old->shape().has_layout()) {
+        *shape->mutable_layout() = old->shape().layout();
+      } else {
+        shape->clear_layout();
+      }
+    }
+  }
+  const bool same = ctx.options.is_layout_sensitive
+                        ? old->shape() == with->shape()
+                        : old->shape().Compatible(with->shape());
+  if (!same) return false;
+  return ctx.rw.ReplaceInstruction(old, with);
+}
+
 int AlgebraicSimplifier::ImplementedEntryCount() {
   std::set<int> entries;
   for (const AlgebraicRule& r : AllAlgebraicRules()) entries.insert(r.entry);

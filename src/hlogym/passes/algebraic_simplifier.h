@@ -74,6 +74,14 @@ struct AlgebraicContext {
 using AlgebraicRuleFn = absl::StatusOr<bool> (*)(Instruction* inst,
                                                  AlgebraicContext& ctx);
 
+// The replacement every rule ends with. XLA's "same shape" requirement for
+// the mode (layout-sensitive: equal including layout; otherwise compatible)
+// is checked and a mismatch refuses the rewrite (false) instead of failing.
+// A replacement built by this run first takes the shape (layout included)
+// of the instruction it replaces, as XLA's ReplaceWithNewInstruction does.
+absl::StatusOr<bool> ReplaceForRule(AlgebraicContext& ctx, Instruction* old,
+                                    Instruction* with);
+
 struct AlgebraicRule {
   const char* name;            // kebab-case, unique
   int entry;                   // checklist entry (1..212)
