@@ -63,7 +63,6 @@ void Rewriter::DiscardDryState() {
   computations_with_detached_.clear();
   pending_computations_.clear();
   opportunities_.clear();
-  opportunity_order_.clear();
   candidate_of_.clear();
 }
 
@@ -113,9 +112,7 @@ absl::Status Rewriter::Record(Instruction* original, Instruction* user,
                               Instruction* replacement) {
   if (replacement == original) return absl::OkStatus();
   UseKey key{original, user};
-  auto [it, inserted] = opportunities_.try_emplace(key);
-  if (inserted) opportunity_order_.push_back(key);
-  std::vector<Instruction*>& cands = it->second;
+  std::vector<Instruction*>& cands = opportunities_[key];
   if (std::find(cands.begin(), cands.end(), replacement) == cands.end()) {
     cands.push_back(replacement);
     ++opportunity_count_;
@@ -335,11 +332,15 @@ bool IsAcyclic(const Computation& c) {
   int64_t total = 0;
   c.ForEachInstruction([&](const Instruction* i) {
     ++total;
-    int64_t deps = 0;
-    absl::flat_hash_set<const Instruction*> ops;
-    for (const Instruction* op : i->operands()) ops.insert(op);
-    for (const Instruction* op : i->control_predecessors()) ops.insert(op);
-    deps = static_cast<int64_t>(ops.size());
+    // One release per user edge (users are distinct) and per control edge,
+    // so count distinct operands plus control predecessors.
+    const InstructionVector& ops = i->operands();
+    int64_t deps = static_cast<int64_t>(i->control_predecessors().size());
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (std::find(ops.begin(), ops.begin() + k, ops[k]) == ops.begin() + k) {
+        ++deps;
+      }
+    }
     pending[i] = deps;
     if (deps == 0) ready.push_back(i);
   });
@@ -422,7 +423,9 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
 
   // 2. Deterministic order: originals by unique id, the root use first,
   //    then users by unique id; candidates by unique id.
-  std::vector<UseKey> keys = opportunity_order_;
+  std::vector<UseKey> keys;
+  keys.reserve(opportunities_.size());
+  for (const auto& [key, cands] : opportunities_) keys.push_back(key);
   std::sort(keys.begin(), keys.end(), [](const UseKey& a, const UseKey& b) {
     if (a.original != b.original) {
       return a.original->unique_id() < b.original->unique_id();
@@ -536,7 +539,6 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   }
   HLOGYM_RETURN_IF_ERROR(RemoveUncalledAddedComputations());
   opportunities_.clear();
-  opportunity_order_.clear();
   candidate_of_.clear();
   return stats;
 }

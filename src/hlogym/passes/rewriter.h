@@ -133,7 +133,6 @@ class Rewriter {
   std::vector<std::unique_ptr<Computation>> pending_computations_;
   std::vector<Computation*> computations_with_detached_;
   absl::flat_hash_map<UseKey, std::vector<Instruction*>> opportunities_;
-  std::vector<UseKey> opportunity_order_;
   // Detached instruction -> the (original, use) entries it is a candidate of.
   absl::flat_hash_map<Instruction*, std::vector<UseKey>> candidate_of_;
   int64_t opportunity_count_ = 0;
