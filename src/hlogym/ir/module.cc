@@ -54,6 +54,25 @@ absl::Status Module::RemoveComputation(Computation* c) {
   return absl::OkStatus();
 }
 
+int64_t Module::RemoveComputationsIfUncalled(
+    const absl::flat_hash_set<const Computation*>& candidates) {
+  if (candidates.empty()) return 0;
+  absl::flat_hash_set<const Computation*> called;
+  for (const auto& c : computations_) {
+    c->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        if (candidates.contains(callee)) called.insert(callee);
+      }
+    });
+  }
+  const size_t before = computations_.size();
+  std::erase_if(computations_, [&](const auto& p) {
+    return p.get() != entry_ && candidates.contains(p.get()) &&
+           !called.contains(p.get());
+  });
+  return static_cast<int64_t>(before - computations_.size());
+}
+
 int64_t Module::RemoveUnusedComputations() {
   if (entry_ == nullptr) return 0;
   absl::flat_hash_set<const Computation*> live = {entry_};

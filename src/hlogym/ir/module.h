@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "hlogym/ir/computation.h"
 
@@ -74,6 +75,10 @@ class Module {
   absl::Status RemoveComputation(Computation* c);
   // Removes computations unreachable from the entry through calls.
   int64_t RemoveUnusedComputations();
+  // Removes those of `candidates` that no instruction calls (one scan of
+  // the module however many candidates). Returns the number removed.
+  int64_t RemoveComputationsIfUncalled(
+      const absl::flat_hash_set<const Computation*>& candidates);
 
   Computation* entry_computation() const { return entry_; }
   void set_entry_computation(Computation* c) { entry_ = c; }

@@ -225,6 +225,9 @@ absl::Status Rewriter::RemoveWithUnusedOperands(Instruction* inst) {
     gone.insert(i);
     InstructionVector operands = i->operands();
     int64_t id = i->unique_id();
+    if (i->opcode() == Opcode::kFusion && i->fused_computation() != nullptr) {
+      orphan_candidates_.insert(i->fused_computation());
+    }
     HLOGYM_RETURN_IF_ERROR(c->RemoveInstruction(i));
     removed_.insert(id);
     changed_ = true;
@@ -276,27 +279,20 @@ absl::StatusOr<AugmentStats> Rewriter::Finish() {
     }
   }
   HLOGYM_RETURN_IF_ERROR(RemoveUncalledAddedComputations());
+  while (module_->RemoveComputationsIfUncalled(orphan_candidates_) > 0) {
+  }
   return AugmentStats{};
 }
 
 absl::Status Rewriter::RemoveUncalledAddedComputations() {
   // Only computations this run added: uncalled ones the input already had
-  // are part of its value.
-  bool removed = true;
-  while (removed && !added_computations_.empty()) {
-    removed = false;
-    auto callers = module_->Callers();
-    for (auto it = added_computations_.begin();
-         it != added_computations_.end();) {
-      if (!callers.contains(*it) && *it != module_->entry_computation()) {
-        HLOGYM_RETURN_IF_ERROR(module_->RemoveComputation(*it));
-        it = added_computations_.erase(it);
-        removed = true;
-      } else {
-        ++it;
-      }
-    }
+  // are part of its value. Repeated for computations only removed ones
+  // called; each round is one scan of the module.
+  absl::flat_hash_set<const Computation*> candidates(
+      added_computations_.begin(), added_computations_.end());
+  while (module_->RemoveComputationsIfUncalled(candidates) > 0) {
   }
+  added_computations_.clear();
   return absl::OkStatus();
 }
 

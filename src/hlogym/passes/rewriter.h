@@ -127,6 +127,9 @@ class Rewriter {
   bool finished_ = false;
   int64_t first_new_id_;
   absl::flat_hash_set<int64_t> removed_;
+  // Apply mode: fused computations of removed fusions (dropped at Finish
+  // when nothing calls them any more).
+  absl::flat_hash_set<const Computation*> orphan_candidates_;
   // Dry mode.
   absl::flat_hash_set<const Computation*> original_computations_;
   std::vector<Computation*> added_computations_;

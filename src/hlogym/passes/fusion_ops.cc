@@ -1,0 +1,719 @@
+#include "hlogym/passes/fusion_ops.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+#include "hlogym/passes/builders.h"
+
+namespace hlogym {
+
+int64_t LeafCount(const Instruction& inst) {
+  return inst.shape().IsTuple() ? inst.shape().tuple_shapes_size() : 1;
+}
+
+namespace {
+
+constexpr int64_t kWhole = -1;
+
+// Where a member's operand comes from: another member (a leaf of it, or
+// the whole value) or outside the set.
+struct Source {
+  Instruction* member = nullptr;  // nullptr: external
+  int64_t leaf = kWhole;
+};
+
+// One use outside the set of a member's leaf (or of the whole member).
+struct ExternalUse {
+  Instruction* value;  // the member, or its get-tuple-element
+  Instruction* user;   // nullptr: the root role
+};
+
+struct MemberInfo {
+  Instruction* inst = nullptr;
+  bool sink = true;  // no user inside the set
+  // Per leaf: outside uses through get-tuple-elements (tuple members) or
+  // directly (array members, leaf 0).
+  std::vector<std::vector<ExternalUse>> leaf_uses;
+  // Outside uses of a tuple-shaped member as a whole (and its root role).
+  std::vector<ExternalUse> whole_uses;
+  // Inside the fused computation.
+  Instruction* whole = nullptr;
+  std::vector<Instruction*> leaves;
+};
+
+class FusionBuilder {
+ public:
+  FusionBuilder(Rewriter& rw, std::span<Instruction* const> members)
+      : rw_(rw), module_(rw.module()) {
+    members_.reserve(members.size());
+    for (Instruction* m : members) members_.push_back(m);
+  }
+
+  absl::Status Validate() {
+    if (members_.empty()) {
+      return absl::InvalidArgumentError("fusion needs at least one member");
+    }
+    computation_ = members_[0]->parent();
+    if (computation_ == nullptr || computation_->IsFusionComputation()) {
+      return absl::InvalidArgumentError(
+          "fusion members must be in a non-fusion computation");
+    }
+    for (size_t i = 0; i < members_.size(); ++i) {
+      Instruction* m = members_[i];
+      if (m->parent() != computation_) {
+        return absl::InvalidArgumentError(
+            StrCat("fusion members '", members_[0]->name(), "' and '",
+                   m->name(), "' are in different computations"));
+      }
+      if (m->is_detached()) {
+        return absl::InvalidArgumentError(
+            StrCat("cannot fuse '", m->name(), "': it is not in the graph"));
+      }
+      switch (m->opcode()) {
+        case Opcode::kParameter:
+        case Opcode::kTuple:
+        case Opcode::kGetTupleElement:
+        case Opcode::kAlternatives:
+          return absl::InvalidArgumentError(
+              StrCat("cannot fuse '", m->name(), "': ", OpcodeName(m->opcode()),
+                     " instructions are not fused"));
+        default:
+          break;
+      }
+      if (HasSideEffectDeep(*m)) {
+        return absl::InvalidArgumentError(
+            StrCat("cannot fuse '", m->name(), "': it has side effects"));
+      }
+      if (!m->control_predecessors().empty() ||
+          !m->control_successors().empty()) {
+        return absl::InvalidArgumentError(StrCat(
+            "cannot fuse '", m->name(), "': it has control dependencies"));
+      }
+      if (m->opcode() == Opcode::kFusion && m->fused_computation() == nullptr) {
+        return absl::InvalidArgumentError(
+            StrCat("fusion '", m->name(), "' has no fused computation"));
+      }
+      if (!index_.emplace(m, static_cast<int64_t>(i)).second) {
+        return absl::InvalidArgumentError(
+            StrCat("'", m->name(), "' appears twice among fusion members"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  Source Resolve(Instruction* operand) const {
+    if (index_.contains(operand)) return {operand, kWhole};
+    if (operand->opcode() == Opcode::kGetTupleElement &&
+        index_.contains(operand->operand(0))) {
+      return {operand->operand(0), operand->tuple_index()};
+    }
+    return {};
+  }
+
+  // Members ordered so that operands come first.
+  absl::Status SortMembers() {
+    std::vector<Instruction*> order;
+    order.reserve(members_.size());
+    // 0 unvisited, 1 on stack, 2 done.
+    absl::flat_hash_map<Instruction*, int> state;
+    std::vector<std::pair<Instruction*, int64_t>> stack;
+    for (Instruction* root : members_) {
+      if (state[root] == 2) continue;
+      stack.push_back({root, 0});
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [inst, next] = stack.back();
+        if (next < inst->operand_count()) {
+          Source s = Resolve(inst->operand(next++));
+          if (s.member == nullptr) continue;
+          int& st = state[s.member];
+          if (st == 1) {
+            return absl::InvalidArgumentError(
+                "fusion members depend on each other in a cycle");
+          }
+          if (st == 0) {
+            st = 1;
+            stack.push_back({s.member, 0});
+          }
+          continue;
+        }
+        state[inst] = 2;
+        order.push_back(inst);
+        stack.pop_back();
+      }
+    }
+    members_ = std::move(order);
+    return absl::OkStatus();
+  }
+
+  void CollectUses(ExternalUses policy) {
+    infos_.resize(members_.size());
+    for (size_t i = 0; i < members_.size(); ++i) {
+      Instruction* m = members_[i];
+      MemberInfo& info = infos_[i];
+      info.inst = m;
+      const bool tuple = m->shape().IsTuple();
+      info.leaf_uses.resize(LeafCount(*m));
+      for (Instruction* u : m->users()) {
+        if (index_.contains(u)) {
+          info.sink = false;
+          continue;
+        }
+        if (tuple && u->opcode() == Opcode::kGetTupleElement) {
+          const int64_t leaf = u->tuple_index();
+          for (Instruction* w : u->users()) {
+            if (index_.contains(w)) {
+              info.sink = false;
+            } else {
+              info.leaf_uses[leaf].push_back({u, w});
+            }
+          }
+          if (u->IsRoot()) info.leaf_uses[leaf].push_back({u, nullptr});
+          continue;
+        }
+        if (tuple) {
+          info.whole_uses.push_back({m, u});
+        } else {
+          info.leaf_uses[0].push_back({m, u});
+        }
+      }
+      if (m->IsRoot()) {
+        if (tuple) {
+          info.whole_uses.push_back({m, nullptr});
+        } else {
+          info.leaf_uses[0].push_back({m, nullptr});
+        }
+      }
+    }
+    // Outputs: sinks always; the others only in multi-output mode.
+    for (MemberInfo& info : infos_) {
+      if (!info.sink && policy == ExternalUses::kDuplicate) {
+        for (auto& uses : info.leaf_uses) uses.clear();
+        info.whole_uses.clear();
+      }
+    }
+  }
+
+  Instruction* Add(std::unique_ptr<Instruction> inst) {
+    if (inst->name().empty()) {
+      inst->set_name(
+          module_->UniqueInstructionName(OpcodeName(inst->opcode())));
+    }
+    return fused_->AddInstruction(std::move(inst));
+  }
+
+  Instruction* Param(Instruction* external) {
+    auto [it, inserted] = params_.emplace(external, nullptr);
+    if (!inserted) return it->second;
+    const int64_t number = static_cast<int64_t>(operands_.size());
+    auto p =
+        std::make_unique<Instruction>(Opcode::kParameter, external->shape());
+    p->set_int_attr(number);
+    p->set_name(module_->UniqueInstructionName(StrCat("param_", number)));
+    operands_.push_back(external);
+    it->second = Add(std::move(p));
+    return it->second;
+  }
+
+  // Leaf `leaf` of an inside value (a tuple's element, else a new
+  // get-tuple-element).
+  Instruction* Leaf(MemberInfo& info, int64_t leaf) {
+    if (leaf == kWhole) return info.whole;
+    if (!info.inst->shape().IsTuple()) return info.whole;
+    if (info.leaves.empty()) info.leaves.assign(LeafCount(*info.inst), nullptr);
+    Instruction*& slot = info.leaves[leaf];
+    if (slot == nullptr) {
+      if (info.whole->opcode() == Opcode::kTuple) {
+        slot = info.whole->operand(leaf);
+      } else {
+        auto gte = std::make_unique<Instruction>(
+            Opcode::kGetTupleElement, info.inst->shape().tuple_shapes(leaf));
+        gte->set_int_attr(leaf);
+        gte->AppendOperand(info.whole);
+        slot = Add(std::move(gte));
+      }
+    }
+    return slot;
+  }
+
+  Instruction* Value(Instruction* operand) {
+    Source s = Resolve(operand);
+    if (s.member == nullptr) return Param(operand);
+    return Leaf(infos_[member_pos_.at(s.member)], s.leaf);
+  }
+
+  absl::Status CloneMembers() {
+    fused_ = std::make_unique<Computation>(
+        module_->UniqueComputationName("fused_computation"));
+    fused_->set_is_fusion_computation(true);
+    for (size_t i = 0; i < infos_.size(); ++i) member_pos_[members_[i]] = i;
+    for (MemberInfo& info : infos_) {
+      Instruction* m = info.inst;
+      std::vector<Instruction*> ops;
+      ops.reserve(m->operand_count());
+      for (Instruction* o : m->operands()) ops.push_back(Value(o));
+      if (m->opcode() != Opcode::kFusion) {
+        auto clone = m->CloneWithNewOperands(ops);
+        clone->set_name(module_->UniqueInstructionName(m->name()));
+        info.whole = Add(std::move(clone));
+        continue;
+      }
+      // Inline the member fusion's body.
+      const Computation* body = m->fused_computation();
+      absl::flat_hash_map<const Instruction*, Instruction*> map;
+      for (int64_t p = 0; p < body->num_parameters(); ++p) {
+        if (p < static_cast<int64_t>(ops.size())) {
+          map[body->parameter_instruction(p)] = ops[p];
+        }
+      }
+      for (Instruction* inner : body->MakeInstructionPostOrder()) {
+        if (inner->opcode() == Opcode::kParameter) continue;
+        std::vector<Instruction*> inner_ops;
+        inner_ops.reserve(inner->operand_count());
+        for (Instruction* o : inner->operands()) {
+          auto it = map.find(o);
+          if (it == map.end()) {
+            return absl::InternalError(
+                StrCat("fused computation '", body->name(),
+                       "' is malformed at '", inner->name(), "'"));
+          }
+          inner_ops.push_back(it->second);
+        }
+        auto clone = inner->CloneWithNewOperands(inner_ops);
+        clone->set_name(module_->UniqueInstructionName(inner->name()));
+        map[inner] = Add(std::move(clone));
+      }
+      info.whole = map.at(body->root_instruction());
+    }
+    return absl::OkStatus();
+  }
+
+  // One output per used leaf; fills `outputs_` with (member index, leaf).
+  void ChooseOutputs() {
+    for (size_t i = 0; i < infos_.size(); ++i) {
+      MemberInfo& info = infos_[i];
+      const bool whole = !info.whole_uses.empty();
+      for (int64_t leaf = 0; leaf < static_cast<int64_t>(info.leaf_uses.size());
+           ++leaf) {
+        if (whole || !info.leaf_uses[leaf].empty()) {
+          outputs_.push_back({static_cast<int64_t>(i), leaf});
+        }
+      }
+    }
+  }
+
+  Instruction* OutputValue(size_t j) {
+    auto [i, leaf] = outputs_[j];
+    MemberInfo& info = infos_[i];
+    return info.inst->shape().IsTuple() ? Leaf(info, leaf) : info.whole;
+  }
+
+  // Removes what the outputs do not need, and the parameters left unused.
+  absl::Status Prune() {
+    fused_->RemoveDeadInstructions();
+    for (int64_t p = fused_->num_parameters() - 1; p >= 0; --p) {
+      if (fused_->parameter_instruction(p)->user_count() == 0) {
+        HLOGYM_RETURN_IF_ERROR(fused_->RemoveUnusedParameter(p));
+        operands_.erase(operands_.begin() + p);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Plain root: the single array output itself, else a tuple of outputs.
+  // `force_tuple` keeps a tuple even for one output.
+  absl::Status BuildRoot(bool force_tuple) {
+    if (outputs_.empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("fusing '", members_.back()->name(),
+                 "': no member result is used outside the fusion"));
+    }
+    if (outputs_.size() == 1 && !force_tuple) {
+      Instruction* v = OutputValue(0);
+      if (!v->shape().IsTuple()) {
+        fused_->set_root_instruction(v);
+        return absl::OkStatus();
+      }
+    }
+    std::vector<Shape> shapes;
+    auto tuple = std::make_unique<Instruction>(Opcode::kTuple, Shape());
+    for (size_t j = 0; j < outputs_.size(); ++j) {
+      Instruction* v = OutputValue(j);
+      shapes.push_back(v->shape());
+      tuple->AppendOperand(v);
+    }
+    *tuple->mutable_shape() = Shape::Tuple(std::move(shapes));
+    fused_->set_root_instruction(Add(std::move(tuple)));
+    return absl::OkStatus();
+  }
+
+  // Sliced horizontal root: per output index, the outputs flattened to
+  // rank 1 and concatenated; the root holds slices of the concatenations.
+  // `reshape_back_[j]` records that output j must be reshaped by users.
+  absl::Status BuildSlicedRoot() {
+    const int64_t per_member = static_cast<int64_t>(outputs_.size()) /
+                               static_cast<int64_t>(infos_.size());
+    if (per_member * static_cast<int64_t>(infos_.size()) !=
+        static_cast<int64_t>(outputs_.size())) {
+      return absl::InvalidArgumentError(
+          "sliced horizontal fusion needs the same output count per member");
+    }
+    std::vector<Instruction*> slices(outputs_.size(), nullptr);
+    for (int64_t t = 0; t < per_member; ++t) {
+      std::vector<Instruction*> flat;
+      int64_t total = 0;
+      PrimitiveType type = PrimitiveType::kInvalid;
+      for (size_t i = 0; i < infos_.size(); ++i) {
+        Instruction* v = OutputValue(i * per_member + t);
+        if (!v->shape().IsArray()) {
+          return absl::InvalidArgumentError(
+              "sliced horizontal fusion needs array outputs");
+        }
+        if (type == PrimitiveType::kInvalid) type = v->shape().element_type();
+        if (v->shape().element_type() != type) {
+          return absl::InvalidArgumentError(
+              "sliced horizontal fusion needs one element type per output");
+        }
+        const int64_t n = v->shape().ElementsIn();
+        Shape s(type, {n});
+        if (v->shape().has_layout()) s.SetDefaultLayout();
+        auto r = std::make_unique<Instruction>(Opcode::kReshape, s);
+        r->AppendOperand(v);
+        flat.push_back(Add(std::move(r)));
+        total += n;
+      }
+      Shape cs(type, {total});
+      if (flat[0]->shape().has_layout()) cs.SetDefaultLayout();
+      auto concat = std::make_unique<Instruction>(Opcode::kConcatenate, cs);
+      concat->set_dimensions({0});
+      for (Instruction* f : flat) concat->AppendOperand(f);
+      Instruction* c = Add(std::move(concat));
+      int64_t start = 0;
+      for (size_t i = 0; i < infos_.size(); ++i) {
+        const int64_t n = flat[i]->shape().dimensions(0);
+        auto slice =
+            std::make_unique<Instruction>(Opcode::kSlice, flat[i]->shape());
+        slice->mutable_attrs()->slice = {{start, start + n, 1}};
+        slice->AppendOperand(c);
+        slices[i * per_member + t] = Add(std::move(slice));
+        start += n;
+      }
+    }
+    std::vector<Shape> shapes;
+    auto tuple = std::make_unique<Instruction>(Opcode::kTuple, Shape());
+    for (Instruction* s : slices) {
+      shapes.push_back(s->shape());
+      tuple->AppendOperand(s);
+    }
+    *tuple->mutable_shape() = Shape::Tuple(std::move(shapes));
+    fused_->set_root_instruction(Add(std::move(tuple)));
+    reshape_back_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Instruction*> Emit(const FuseOptions& options) {
+    HLOGYM_RETURN_IF_ERROR(Prune());
+    const Shape root_shape = fused_->root_instruction()->shape();
+    Computation* fused = rw_.AddComputation(std::move(fused_));
+    auto f = std::make_unique<Instruction>(Opcode::kFusion, root_shape);
+    f->set_fusion_kind(options.kind);
+    f->set_called_computations({fused});
+    f->set_name(module_->UniqueInstructionName(options.name));
+    for (Instruction* o : operands_) f->AppendOperand(o);
+    Instruction* fusion = rw_.AddInstruction(computation_, std::move(f));
+    HLOGYM_RETURN_IF_ERROR(ReplaceUses(fusion, root_shape));
+    if (!rw_.dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
+    return fusion;
+  }
+
+  // The value users of output j read.
+  absl::StatusOr<Instruction*> OutputFor(Instruction* fusion,
+                                         const Shape& root_shape, size_t j) {
+    if (!root_shape.IsTuple()) return fusion;
+    HLOGYM_ASSIGN_OR_RETURN(
+        Instruction * gte,
+        MakeGetTupleElement(rw_, fusion, static_cast<int64_t>(j)));
+    if (!reshape_back_) return gte;
+    Instruction* original = OriginalOf(j);
+    auto r = std::make_unique<Instruction>(Opcode::kReshape, original->shape());
+    r->AppendOperand(gte);
+    return rw_.AddInstruction(computation_, std::move(r));
+  }
+
+  Instruction* OriginalOf(size_t j) {
+    auto [i, leaf] = outputs_[j];
+    const MemberInfo& info = infos_[i];
+    if (!info.inst->shape().IsTuple()) return info.inst;
+    // Only the shape matters here.
+    for (const ExternalUse& u : info.leaf_uses[leaf]) return u.value;
+    return info.inst;
+  }
+
+  absl::Status Replace(Instruction* value, const std::vector<ExternalUse>& uses,
+                       Instruction* replacement) {
+    if (uses.empty()) return absl::OkStatus();
+    // Every use outside: one call covers the root role too.
+    const int64_t outside_users = static_cast<int64_t>(
+        std::count_if(uses.begin(), uses.end(),
+                      [](const ExternalUse& u) { return u.user != nullptr; }));
+    absl::flat_hash_set<Instruction*> distinct_users;
+    for (Instruction* u : value->users()) distinct_users.insert(u);
+    if (outside_users == static_cast<int64_t>(distinct_users.size())) {
+      return rw_.ReplaceAllUsesWith(value, replacement).status();
+    }
+    absl::flat_hash_set<Instruction*> done;
+    for (const ExternalUse& u : uses) {
+      if (u.user == nullptr) {
+        HLOGYM_RETURN_IF_ERROR(rw_.SetRoot(computation_, replacement).status());
+      } else if (done.insert(u.user).second) {
+        HLOGYM_RETURN_IF_ERROR(
+            rw_.ReplaceUseWith(value, u.user, replacement).status());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReplaceUses(Instruction* fusion, const Shape& root_shape) {
+    // Outputs of each member, by leaf.
+    std::vector<std::vector<Instruction*>> out(infos_.size());
+    for (size_t j = 0; j < outputs_.size(); ++j) {
+      auto [i, leaf] = outputs_[j];
+      if (out[i].empty()) out[i].assign(infos_[i].leaf_uses.size(), nullptr);
+      HLOGYM_ASSIGN_OR_RETURN(out[i][leaf], OutputFor(fusion, root_shape, j));
+    }
+    for (size_t i = 0; i < infos_.size(); ++i) {
+      MemberInfo& info = infos_[i];
+      if (out[i].empty()) continue;
+      if (!info.inst->shape().IsTuple()) {
+        HLOGYM_RETURN_IF_ERROR(
+            Replace(info.inst, info.leaf_uses[0], out[i][0]));
+        continue;
+      }
+      for (size_t leaf = 0; leaf < info.leaf_uses.size(); ++leaf) {
+        // Group the uses by the get-tuple-element they go through.
+        absl::flat_hash_map<Instruction*, std::vector<ExternalUse>> by_gte;
+        std::vector<Instruction*> gtes;
+        for (const ExternalUse& u : info.leaf_uses[leaf]) {
+          auto [it, inserted] = by_gte.try_emplace(u.value);
+          if (inserted) gtes.push_back(u.value);
+          it->second.push_back(u);
+        }
+        for (Instruction* g : gtes) {
+          HLOGYM_RETURN_IF_ERROR(Replace(g, by_gte[g], out[i][leaf]));
+        }
+      }
+      if (!info.whole_uses.empty()) {
+        HLOGYM_ASSIGN_OR_RETURN(Instruction * tuple,
+                                MakeTuple(rw_, computation_,
+                                          std::span<Instruction* const>(
+                                              out[i].data(), out[i].size())));
+        HLOGYM_RETURN_IF_ERROR(Replace(info.inst, info.whole_uses, tuple));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RemoveDeadMembers() {
+    std::vector<int64_t> ids;
+    for (Instruction* m : members_) ids.push_back(m->unique_id());
+    for (int64_t i = static_cast<int64_t>(members_.size()) - 1; i >= 0; --i) {
+      if (rw_.IsRemoved(ids[i])) continue;
+      Instruction* m = members_[i];
+      if (m->shape().IsTuple()) {
+        std::vector<Instruction*> dead_gtes;
+        for (Instruction* u : m->users()) {
+          if (u->opcode() == Opcode::kGetTupleElement && u->user_count() == 0 &&
+              !u->IsRoot()) {
+            dead_gtes.push_back(u);
+          }
+        }
+        for (Instruction* g : dead_gtes) {
+          HLOGYM_RETURN_IF_ERROR(rw_.RemoveInstruction(g));
+        }
+        if (rw_.IsRemoved(ids[i])) continue;
+      }
+      if (m->user_count() == 0 && !m->IsRoot()) {
+        HLOGYM_RETURN_IF_ERROR(rw_.RemoveInstruction(m));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<Instruction*>& members() { return members_; }
+
+ private:
+  Rewriter& rw_;
+  Module* module_;
+  Computation* computation_ = nullptr;
+  std::vector<Instruction*> members_;
+  absl::flat_hash_map<Instruction*, int64_t> index_;
+  absl::flat_hash_map<Instruction*, size_t> member_pos_;
+  std::vector<MemberInfo> infos_;
+  std::unique_ptr<Computation> fused_;
+  absl::flat_hash_map<Instruction*, Instruction*> params_;
+  std::vector<Instruction*> operands_;
+  std::vector<std::pair<int64_t, int64_t>> outputs_;
+  bool reshape_back_ = false;
+};
+
+absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
+                                  std::span<Instruction* const> members,
+                                  const FuseOptions& options, bool force_tuple,
+                                  bool sliced) {
+  FusionBuilder b(rw, members);
+  HLOGYM_RETURN_IF_ERROR(b.Validate());
+  HLOGYM_RETURN_IF_ERROR(b.SortMembers());
+  b.CollectUses(options.external_uses);
+  HLOGYM_RETURN_IF_ERROR(b.CloneMembers());
+  b.ChooseOutputs();
+  if (sliced) {
+    HLOGYM_RETURN_IF_ERROR(b.BuildSlicedRoot());
+  } else {
+    HLOGYM_RETURN_IF_ERROR(b.BuildRoot(force_tuple));
+  }
+  return b.Emit(options);
+}
+
+}  // namespace
+
+absl::StatusOr<Instruction*> FuseInstructions(
+    Rewriter& rw, std::span<Instruction* const> members,
+    const FuseOptions& options) {
+  return Fuse(rw, members, options, /*force_tuple=*/false, /*sliced=*/false);
+}
+
+absl::StatusOr<Instruction*> FuseProducerIntoConsumer(
+    Rewriter& rw, Instruction* producer, Instruction* consumer, FusionKind kind,
+    ExternalUses producer_uses) {
+  bool reads = false;
+  for (Instruction* o : consumer->operands()) {
+    if (o == producer || (o->opcode() == Opcode::kGetTupleElement &&
+                          o->operand(0) == producer)) {
+      reads = true;
+    }
+  }
+  if (!reads) {
+    return absl::InvalidArgumentError(StrCat(
+        "'", consumer->name(), "' does not read '", producer->name(), "'"));
+  }
+  Instruction* members[] = {producer, consumer};
+  FuseOptions options;
+  options.kind = kind;
+  options.external_uses = producer_uses;
+  options.name = consumer->opcode() == Opcode::kFusion
+                     ? std::string_view(consumer->name())
+                     : std::string_view("fusion");
+  return Fuse(rw, members, options, false, false);
+}
+
+absl::StatusOr<Instruction*> FuseSiblings(Rewriter& rw, Instruction* a,
+                                          Instruction* b, FusionKind kind) {
+  Instruction* members[] = {a, b};
+  FuseOptions options;
+  options.kind = kind;
+  options.name = a->opcode() == Opcode::kFusion ? std::string_view(a->name())
+                                                : std::string_view("fusion");
+  return Fuse(rw, members, options, false, false);
+}
+
+absl::StatusOr<std::vector<Instruction*>> MergeIntoUsers(Rewriter& rw,
+                                                         Instruction* producer,
+                                                         FusionKind kind) {
+  if (producer->shape().IsTuple()) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot merge '", producer->name(),
+               "' into its users: it has several outputs"));
+  }
+  if (producer->user_count() == 0) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot merge '", producer->name(), "': it has no users"));
+  }
+  std::vector<Instruction*> users(producer->users().begin(),
+                                  producer->users().end());
+  std::vector<Instruction*> fusions;
+  for (Instruction* user : users) {
+    const FusionKind k =
+        user->opcode() == Opcode::kFusion ? user->fusion_kind() : kind;
+    HLOGYM_ASSIGN_OR_RETURN(Instruction * f,
+                            FuseProducerIntoConsumer(rw, producer, user, k));
+    fusions.push_back(f);
+  }
+  return fusions;
+}
+
+absl::StatusOr<Instruction*> FuseHorizontally(
+    Rewriter& rw, std::span<Instruction* const> members, bool sliced) {
+  if (members.size() < 2) {
+    return absl::InvalidArgumentError(
+        "horizontal fusion needs at least two instructions");
+  }
+  if (WouldCreateCycle(members)) {
+    return absl::InvalidArgumentError(
+        "horizontal fusion members must be independent");
+  }
+  for (Instruction* m : members) {
+    for (Instruction* o : m->operands()) {
+      for (Instruction* other : members) {
+        if (o == other || (o->opcode() == Opcode::kGetTupleElement &&
+                           o->operand(0) == other)) {
+          return absl::InvalidArgumentError(
+              StrCat("horizontal fusion members must be independent: '",
+                     m->name(), "' reads '", other->name(), "'"));
+        }
+      }
+    }
+  }
+  FuseOptions options;
+  options.kind = sliced ? FusionKind::kInput : FusionKind::kLoop;
+  options.name = "horizontal_fusion";
+  return Fuse(rw, members, options, /*force_tuple=*/true, sliced);
+}
+
+bool WouldCreateCycle(std::span<Instruction* const> members,
+                      const ReachabilityIndex* reachability) {
+  absl::flat_hash_set<const Instruction*> set(members.begin(), members.end());
+  auto is_member_value = [&](const Instruction* o) {
+    return set.contains(o) || (o->opcode() == Opcode::kGetTupleElement &&
+                               set.contains(o->operand(0)));
+  };
+  // Outside operands (not members, not their get-tuple-elements).
+  std::vector<const Instruction*> outside;
+  for (const Instruction* m : members) {
+    for (const Instruction* o : m->operands()) {
+      if (!is_member_value(o)) outside.push_back(o);
+    }
+    for (const Instruction* p : m->control_predecessors()) {
+      if (!set.contains(p)) outside.push_back(p);
+    }
+  }
+  if (reachability != nullptr) {
+    for (const Instruction* o : outside) {
+      for (const Instruction* m : members) {
+        if (reachability->IsReachable(m, o)) return true;
+      }
+    }
+    return false;
+  }
+  // DFS from the outside operands towards the operands, looking for a
+  // member.
+  absl::flat_hash_set<const Instruction*> seen;
+  std::vector<const Instruction*> stack(outside.begin(), outside.end());
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    if (!seen.insert(i).second) continue;
+    if (set.contains(i)) return true;
+    for (const Instruction* o : i->operands()) stack.push_back(o);
+    for (const Instruction* p : i->control_predecessors()) stack.push_back(p);
+  }
+  return false;
+}
+
+}  // namespace hlogym
