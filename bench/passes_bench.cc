@@ -12,6 +12,8 @@
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/passes/algebraic_simplifier.h"
 #include "hlogym/passes/alternative_graph.h"
+#include "hlogym/passes/general_fusion.h"
+#include "hlogym/passes/pipelines.h"
 #include "hlogym/text/parser.h"
 
 namespace hlogym {
@@ -45,8 +47,11 @@ void BM_AlgebraicAugment10k(benchmark::State& state) {
     std::unique_ptr<Module> m = base.Clone();
     state.ResumeTiming();
     absl::StatusOr<AugmentStats> s = pass.RunDry(m.get());
-    if (!s.ok()) state.SkipWithError(std::string(s.status().message()).c_str());
-    if (s.ok()) alternatives = s->alternatives;
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.status().message()).c_str());
+      break;
+    }
+    alternatives = s->alternatives;
     state.PauseTiming();
     m.reset();
     state.ResumeTiming();
@@ -113,6 +118,71 @@ void BM_AlgebraicFixpointLargestCorpusModule(benchmark::State& state) {
 }
 BENCHMARK(BM_AlgebraicFixpointLargestCorpusModule)
     ->Unit(benchmark::kMillisecond);
+
+// One dry GeneralFusion run (every legal producer-consumer fusion offered
+// as an alternative) on the 10k-instruction module.
+void BM_GeneralFusionAugment10k(benchmark::State& state) {
+  const Module& base = Synthetic10k();
+  GeneralFusion pass;
+  int64_t alternatives = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Module> m = base.Clone();
+    state.ResumeTiming();
+    absl::StatusOr<AugmentStats> s = pass.RunDry(m.get());
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.status().message()).c_str());
+      break;
+    }
+    alternatives = s->alternatives;
+    state.PauseTiming();
+    m.reset();
+    state.ResumeTiming();
+  }
+  state.counters["instructions"] =
+      static_cast<double>(base.instruction_count());
+  state.counters["alternatives"] = static_cast<double>(alternatives);
+}
+BENCHMARK(BM_GeneralFusionAugment10k)->Unit(benchmark::kMillisecond);
+
+// A whole named pipeline on the largest corpus module.
+void RunPipelineOnLargest(benchmark::State& state, const char* name) {
+  const Module* base = LargestCorpusModule();
+  if (base == nullptr) {
+    state.SkipWithError("corpus not found (set HLOGYM_LARGEST_MODULE)");
+    return;
+  }
+  int64_t after = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Module> m = base->Clone();
+    state.ResumeTiming();
+    absl::StatusOr<PipelineRunStats> s = RunNamedPipeline(m.get(), name);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.status().message()).c_str());
+      break;
+    }
+    state.PauseTiming();
+    after = m->instruction_count();
+    m.reset();
+    state.ResumeTiming();
+  }
+  state.counters["instructions"] =
+      static_cast<double>(base->instruction_count());
+  state.counters["instructions_after"] = static_cast<double>(after);
+}
+void BM_XlaGpuPipelineLargestCorpusModule(benchmark::State& state) {
+  RunPipelineOnLargest(state, "xla-gpu");
+}
+BENCHMARK(BM_XlaGpuPipelineLargestCorpusModule)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+void BM_XlaGpuLegacyPipelineLargestCorpusModule(benchmark::State& state) {
+  RunPipelineOnLargest(state, "xla-gpu-legacy");
+}
+BENCHMARK(BM_XlaGpuLegacyPipelineLargestCorpusModule)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 }  // namespace
 }  // namespace hlogym

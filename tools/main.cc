@@ -13,7 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cost_command.h"
-#include "passes_command.h"
+#include "extract_command.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
@@ -24,6 +24,8 @@
 #include "hlogym/ir/verifier.h"
 #include "hlogym/text/parser.h"
 #include "hlogym/text/printer.h"
+#include "passes_command.h"
+#include "pipeline_command.h"
 
 namespace hlogym {
 namespace {
@@ -698,6 +700,8 @@ int main(int argc, char** argv) {
 
   AddCostCommand(app);
   AddPassesCommands(app);
+  AddPipelineCommand(app);
+  AddExtractCommand(app);
 
   CLI11_PARSE(app, argc, argv);
 

@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "hlogym/eval/index_util.h"
+#include "hlogym/eval/library_calls.h"
 #include "hlogym/eval/rng.h"
 #include "hlogym/ir/str_util.h"
 
@@ -1086,6 +1087,8 @@ absl::StatusOr<Value> Interpreter::Impl::EvalCustomCall(
   const std::string& target = inst.attrs().custom_call_target;
   const CustomCallHandler* h =
       options_.custom_calls ? options_.custom_calls->Find(target) : nullptr;
+  // GPU library targets (cuBLAS, cuDNN) run without registration.
+  if (h == nullptr) h = LibraryCallRegistry().Find(target);
   if (h == nullptr) {
     return absl::UnimplementedError(
         StrCat("custom-call target \"", target,

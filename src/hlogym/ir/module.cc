@@ -16,6 +16,7 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> c,
                                     bool is_entry) {
   Computation* raw = c.get();
   raw->parent_ = this;
+  if (used_computation_names_) (*used_computation_names_)[raw->name()] = 0;
   for (auto& slot : raw->slots_) {
     if (slot && slot->unique_id_ < 0) slot->unique_id_ = NextUniqueId();
     if (slot) next_unique_id_ = std::max(next_unique_id_, slot->unique_id_ + 1);
@@ -199,10 +200,28 @@ std::string Module::UniqueInstructionName(std::string_view base) {
 }
 
 std::string Module::UniqueComputationName(std::string_view base) {
-  std::string name(base);
-  for (int64_t i = 1; FindComputation(name) != nullptr; ++i) {
-    name = StrCat(base, ".", i);
+  // A map of the names in use with a next-suffix counter per stem, built
+  // once: thousands of fusions each add a computation.
+  if (!used_computation_names_) {
+    used_computation_names_ =
+        std::make_unique<absl::flat_hash_map<std::string, int64_t>>();
+    for (const auto& c : computations_) {
+      (*used_computation_names_)[c->name()] = 0;
+    }
   }
+  auto& used = *used_computation_names_;
+  std::string name(base);
+  if (!used.contains(name)) {
+    used[name] = 0;
+    return name;
+  }
+  auto& next = used[StrCat(base, ".#")];
+  if (next == 0) next = 1;
+  while (true) {
+    name = StrCat(base, ".", next++);
+    if (!used.contains(name)) break;
+  }
+  used[name] = 0;
   return name;
 }
 

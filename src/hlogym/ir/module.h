@@ -122,6 +122,10 @@ class Module {
   int64_t next_unique_id_ = 0;
   // Lazily built for UniqueInstructionName.
   std::unique_ptr<absl::flat_hash_map<std::string, int64_t>> used_names_;
+  // Lazily built for UniqueComputationName ("name" -> 0, "name.#" -> the
+  // next suffix to try).
+  std::unique_ptr<absl::flat_hash_map<std::string, int64_t>>
+      used_computation_names_;
 };
 
 }  // namespace hlogym

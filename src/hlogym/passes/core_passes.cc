@@ -1,8 +1,10 @@
 #include <memory>
 
 #include "hlogym/passes/call_inliner.h"
+#include "hlogym/passes/conv_rewriter.h"
 #include "hlogym/passes/expanders.h"
 #include "hlogym/passes/flatten_call_graph.h"
+#include "hlogym/passes/gemm_rewriter.h"
 #include "hlogym/passes/hlo_constant_folding.h"
 #include "hlogym/passes/hlo_cse.h"
 #include "hlogym/passes/hlo_dce.h"
@@ -60,6 +62,8 @@ void RegisterCorePasses(PassRegistry& registry) {
                     "total-order float compares -> signed integer compares "
                     "of the reordered bit patterns",
                     Factory<ComparisonExpander>());
+  registry.Register("gemm-rewriter", "dot (+ alpha, bias, relu) -> cuBLAS gemm custom call", Factory<GemmRewriter>());
+  registry.Register("conv-rewriter", "convolution (+ scale, bias, relu) -> cuDNN conv custom call", Factory<ConvRewriter>());
 }
 
 }  // namespace hlogym

@@ -11,6 +11,7 @@ namespace hlogym {
 void RegisterAlgebraicSimplifier(PassRegistry& registry);
 void RegisterCorePasses(PassRegistry& registry);
 void RegisterStructuralPasses(PassRegistry& registry);
+void RegisterFusionPasses(PassRegistry& registry);
 
 absl::StatusOr<bool> Pass::Run(Module* module) {
   Rewriter rw(module, RewriteMode::kApply);
@@ -68,6 +69,7 @@ PassRegistry::PassRegistry() {
   RegisterAlgebraicSimplifier(*this);
   RegisterCorePasses(*this);
   RegisterStructuralPasses(*this);
+  RegisterFusionPasses(*this);
   std::sort(entries_.begin(), entries_.end(),
             [](const Entry& a, const Entry& b) { return a.name < b.name; });
 }

@@ -1,6 +1,9 @@
 #include "hlogym/passes/rewriter.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "hlogym/ir/status_macros.h"
@@ -300,25 +303,191 @@ namespace {
 
 // Is `target` reachable from `from` through operand edges? (`from` depends
 // on `target`.) Exact DFS over the current graph.
-bool DependsOn(Instruction* from, const Instruction* target,
-               std::vector<Instruction*>& stack,
-               absl::flat_hash_set<const Instruction*>& seen) {
-  stack.clear();
-  seen.clear();
-  stack.push_back(from);
-  seen.insert(from);
-  while (!stack.empty()) {
-    Instruction* i = stack.back();
-    stack.pop_back();
-    if (i == target) return true;
-    for (Instruction* op : i->operands()) {
-      if (seen.insert(op).second) stack.push_back(op);
+// A topological order of one computation kept valid while edges are added
+// (Pearce and Kelly's dynamic algorithm): adding an edge that already goes
+// forward costs nothing; a backward edge costs a search bounded by the two
+// positions, then the nodes found swap places. Instructions have even
+// positions; an alternatives node inserted during the check has none of
+// its own: it sits right before its single user (position - 1) and so
+// moves with it.
+class DynamicTopologicalOrder {
+ public:
+  // Positions live in Instruction::scratch for the checker's lifetime.
+  explicit DynamicTopologicalOrder(const Computation& c) {
+    // By longest path from the sources (ties in post-order): a candidate
+    // then sits no later than the instruction it replaces, so most new
+    // edges already point forward.
+    std::vector<Instruction*> order = c.MakeInstructionPostOrder();
+    for (Instruction* i : order) {
+      int64_t level = 0;
+      for (Instruction* o : i->operands()) {
+        if (o->parent() == i->parent()) level = std::max(level, o->scratch + 1);
+      }
+      for (Instruction* o : i->control_predecessors()) {
+        level = std::max(level, o->scratch + 1);
+      }
+      i->scratch = level;
     }
-    for (Instruction* op : i->control_predecessors()) {
-      if (seen.insert(op).second) stack.push_back(op);
+    std::stable_sort(
+        order.begin(), order.end(),
+        [](Instruction* a, Instruction* b) { return a->scratch < b->scratch; });
+    int64_t p = 0;
+    for (Instruction* i : order) {
+      i->scratch = p;
+      p += 2;
     }
   }
-  return false;
+  // An alternatives node added after construction: placed right before its
+  // user, moving with it.
+  static void MarkVirtual(Instruction* alternatives) {
+    alternatives->scratch = kVirtual;
+  }
+
+  // True if `from` depends on `to` (a path to -> ... -> from): feeding
+  // `from` into `to` would close a cycle.
+  bool WouldCycle(Instruction* from, Instruction* to) {
+    if (from == to) return true;
+    const int64_t lo = Pos(to), hi = Pos(from);
+    if (hi < lo) return false;
+    forward_.clear();
+    return Search(to, lo, hi, /*forward=*/true, &forward_, from);
+  }
+
+  // Records that `from` now precedes `to` (after WouldCycle said no).
+  void AddEdge(Instruction* from, Instruction* to) {
+    const int64_t lo = Pos(to), hi = Pos(from);
+    if (hi < lo) return;
+    forward_.clear();
+    Search(to, lo, hi, true, &forward_, nullptr);
+    backward_.clear();
+    Search(from, lo, hi, false, &backward_, nullptr);
+    // The backward set first, then the forward set, into their positions.
+    auto by_pos = [&](Instruction* a, Instruction* b) {
+      return Pos(a) < Pos(b);
+    };
+    std::sort(backward_.begin(), backward_.end(), by_pos);
+    std::sort(forward_.begin(), forward_.end(), by_pos);
+    slots_.clear();
+    for (Instruction* i : backward_) slots_.push_back(Pos(i));
+    for (Instruction* i : forward_) slots_.push_back(Pos(i));
+    std::sort(slots_.begin(), slots_.end());
+    size_t k = 0;
+    for (Instruction* i : backward_) i->scratch = slots_[k++];
+    for (Instruction* i : forward_) i->scratch = slots_[k++];
+  }
+
+ private:
+  static constexpr int64_t kVirtual = std::numeric_limits<int64_t>::min();
+
+  static int64_t Pos(const Instruction* i) {
+    if (i->scratch != kVirtual) return i->scratch;
+    if (i->user_count() == 1) return Pos(i->users()[0]) - 1;
+    return std::numeric_limits<int64_t>::max();  // the root
+  }
+
+  // Visits the nodes reachable from `start` (through users when `forward`,
+  // else operands) whose positions lie in [lo, hi]. Alternatives nodes are
+  // passed through but not collected (they move with their user). Returns
+  // true as soon as `target` is reached.
+  bool Search(Instruction* start, int64_t lo, int64_t hi, bool forward,
+              std::vector<Instruction*>* out, const Instruction* target) {
+    seen_.clear();
+    stack_.clear();
+    stack_.push_back(start);
+    seen_.insert(start);
+    while (!stack_.empty()) {
+      Instruction* i = stack_.back();
+      stack_.pop_back();
+      if (i == target) return true;
+      if (i->scratch != kVirtual) out->push_back(i);
+      auto visit = [&](Instruction* n) {
+        const int64_t p = Pos(n);
+        if (p < lo || p > hi || !seen_.insert(n).second) return;
+        stack_.push_back(n);
+      };
+      if (forward) {
+        for (Instruction* u : i->users()) visit(u);
+        for (Instruction* u : i->control_successors()) visit(u);
+      } else {
+        for (Instruction* o : i->operands()) visit(o);
+        for (Instruction* o : i->control_predecessors()) visit(o);
+      }
+    }
+    return false;
+  }
+
+  std::vector<Instruction*> stack_, forward_, backward_;
+  std::vector<int64_t> slots_;
+  absl::flat_hash_set<Instruction*> seen_;
+};
+
+// The instructions that lie on a cycle (members of a strongly connected
+// component of more than one node, over operand and control edges):
+// iterative Tarjan, linear in the graph.
+absl::flat_hash_set<const Instruction*> CyclicNodes(const Computation& c) {
+  absl::flat_hash_map<const Instruction*, std::pair<int64_t, int64_t>> info;
+  std::vector<const Instruction*> scc_stack;
+  absl::flat_hash_set<const Instruction*> on_stack;
+  absl::flat_hash_set<const Instruction*> cyclic;
+  int64_t counter = 0;
+  auto deps = [](const Instruction* i, size_t k) -> const Instruction* {
+    const size_t n = i->operands().size();
+    return k < n ? i->operands()[k] : i->control_predecessors()[k - n];
+  };
+  struct Frame {
+    const Instruction* inst;
+    size_t next;
+  };
+  std::vector<Frame> frames;
+  c.ForEachInstruction([&](const Instruction* start) {
+    if (info.contains(start)) return;
+    frames.push_back({start, 0});
+    info[start] = {counter, counter};
+    ++counter;
+    scc_stack.push_back(start);
+    on_stack.insert(start);
+    while (!frames.empty()) {
+      Frame& f = frames.back();
+      const Instruction* i = f.inst;
+      const size_t total =
+          i->operands().size() + i->control_predecessors().size();
+      if (f.next < total) {
+        const Instruction* d = deps(i, f.next++);
+        if (d->parent() != i->parent()) continue;
+        auto it = info.find(d);
+        if (it == info.end()) {
+          info[d] = {counter, counter};
+          ++counter;
+          scc_stack.push_back(d);
+          on_stack.insert(d);
+          frames.push_back({d, 0});
+        } else if (on_stack.contains(d)) {
+          auto& low = info[i].second;
+          low = std::min(low, it->second.first);
+        }
+        continue;
+      }
+      const auto [index, low] = info[i];
+      frames.pop_back();
+      if (!frames.empty()) {
+        auto& parent_low = info[frames.back().inst].second;
+        parent_low = std::min(parent_low, low);
+      }
+      if (low == index) {
+        std::vector<const Instruction*> component;
+        while (true) {
+          const Instruction* x = scc_stack.back();
+          scc_stack.pop_back();
+          on_stack.erase(x);
+          component.push_back(x);
+          if (x == i) break;
+        }
+        if (component.size() > 1)
+          cyclic.insert(component.begin(), component.end());
+      }
+    }
+  });
+  return cyclic;
 }
 
 // Kahn's algorithm over operand and control edges: true if acyclic.
@@ -408,8 +577,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     }
     for (auto& c : pending_computations_) {
       if (needed.contains(c.get())) {
-        // Held ones may share a name: make it unique now.
-        c->set_name(module_->UniqueComputationName(c->name()));
+        // Names were reserved when the computation was held back.
         added_computations_.push_back(
             module_->AddComputation(std::move(c), false));
       }
@@ -474,8 +642,6 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   // 3. Cycles: one topological check per computation; where it fails, redo
   //    that computation's insertions one by one, rejecting each candidate
   //    that depends on the use it would feed.
-  std::vector<Instruction*> dfs_stack;
-  absl::flat_hash_set<const Instruction*> dfs_seen;
   for (Computation* c : touched) {
     std::vector<Inserted>& list = by_computation[c];
     if (IsAcyclic(*c)) {
@@ -485,9 +651,16 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
       }
       continue;
     }
-    // Undo every insertion of this computation.
+    // Only alternatives inside a strongly connected component can lie on
+    // a cycle (the graph without them is acyclic): undo those, then insert
+    // them again one by one, in key order, rejecting each candidate that
+    // depends on the use it would feed.
+    absl::flat_hash_set<const Instruction*> cyclic = CyclicNodes(*c);
+    std::vector<const Inserted*> redo;
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
       Instruction* a = it->alternatives;
+      if (!cyclic.contains(a)) continue;
+      redo.push_back(&*it);
       if (it->key.user == nullptr) {
         c->set_root_instruction(it->key.original);
       } else {
@@ -496,23 +669,31 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
       }
       HLOGYM_RETURN_IF_ERROR(c->RemoveInstruction(a));
     }
+    std::reverse(redo.begin(), redo.end());
     for (const Inserted& ins : list) {
+      if (!cyclic.contains(ins.alternatives)) {
+        ++stats.alternatives;
+        stats.candidates += ins.alternatives->operand_count() - 1;
+      }
+    }
+    DynamicTopologicalOrder order(*c);
+    for (const Inserted* ins : redo) {
       std::vector<Instruction*> cands;
-      std::vector<Instruction*> all = opportunities_[ins.key];
+      std::vector<Instruction*> all = opportunities_[ins->key];
       std::sort(all.begin(), all.end(), [](Instruction* a, Instruction* b) {
         return a->unique_id() < b->unique_id();
       });
       for (Instruction* r : all) {
-        if (ins.key.user != nullptr &&
-            DependsOn(r, ins.key.user, dfs_stack, dfs_seen)) {
+        if (ins->key.user != nullptr && order.WouldCycle(r, ins->key.user)) {
           ++stats.rejected_cyclic;
         } else {
+          if (ins->key.user != nullptr) order.AddEdge(r, ins->key.user);
           cands.push_back(r);
         }
       }
       if (cands.empty()) continue;
-      HLOGYM_ASSIGN_OR_RETURN(Instruction * a, insert(ins.key, cands));
-      (void)a;
+      HLOGYM_ASSIGN_OR_RETURN(Instruction * a, insert(ins->key, cands));
+      DynamicTopologicalOrder::MarkVirtual(a);
       ++stats.alternatives;
       stats.candidates += static_cast<int64_t>(cands.size());
     }
