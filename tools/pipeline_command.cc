@@ -1,7 +1,11 @@
 #include "pipeline_command.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -59,12 +63,50 @@ int ListPipelines() {
   return 0;
 }
 
+int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line);
+
+// A folder: every *.hlo under it (sorted), one JSON line or one table row
+// per module; modules that fail are reported and counted, not fatal.
+int RunOnDirectory(const PipelineArgs& a) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(a.file, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".hlo") {
+      files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return Fail(StrCat("no .hlo files under '", a.file, "'"));
+  int64_t failed = 0;
+  const bool tty = isatty(fileno(stderr));
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (tty) {
+      std::fprintf(stderr, "\r[%zu/%zu] %s\033[K", i + 1, files.size(),
+                   std::filesystem::path(files[i]).filename().c_str());
+    }
+    if (RunOnFile(a, files[i], /*one_line=*/true) != 0) ++failed;
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "%zu modules, %lld failed\n", files.size(),
+               static_cast<long long>(failed));
+  return failed == 0 ? 0 : 1;
+}
+
 int RunPipelineCommand(const PipelineArgs& a) {
   if (a.list) return ListPipelines();
   if (a.file.empty()) return Fail("pipeline: FILE is required");
-  absl::StatusOr<std::unique_ptr<Module>> m = ParseModuleFile(a.file);
+  if (std::filesystem::is_directory(a.file)) {
+    if (!a.out.empty()) return Fail("pipeline: -o needs a single FILE");
+    return RunOnDirectory(a);
+  }
+  return RunOnFile(a, a.file, /*one_line=*/false);
+}
+
+int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseModuleFile(file);
   if (!m.ok()) return Fail(std::string(m.status().message()));
-  if (absl::Status s = VerifyModule(**m, {}, a.file); !s.ok()) {
+  if (absl::Status s = VerifyModule(**m, {}, file); !s.ok()) {
     return Fail(std::string(s.message()));
   }
   absl::StatusOr<DecisionPolicy> policy = DecisionPolicy::Parse(a.policy);
@@ -94,7 +136,7 @@ int RunPipelineCommand(const PipelineArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (!stats.ok()) {
-    return Fail(StrCat(a.file, ": ", stats.status().message()));
+    return Fail(StrCat(file, ": ", stats.status().message()));
   }
   if (absl::Status s = VerifyModule(**m); !s.ok()) {
     return Fail(StrCat(
@@ -106,7 +148,7 @@ int RunPipelineCommand(const PipelineArgs& a) {
 
   if (a.json) {
     nlohmann::json j;
-    j["file"] = a.file;
+    j["file"] = file;
     j["pipeline"] = a.pipeline;
     j["device"] = device->name;
     j["policy"] = policy->ToString();
@@ -123,7 +165,13 @@ int RunPipelineCommand(const PipelineArgs& a) {
     j["alternatives_decided"] = stats->alternatives;
     j["pipeline_wall_seconds"] = wall;
     j["flags"] = after->flags;
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(one_line ? -1 : 2).c_str());
+  } else if (one_line) {
+    std::printf("%s\t%lld -> %lld kernels\t%.3f -> %.3f us\t%s\n", file.c_str(),
+                static_cast<long long>(before->kernel_count),
+                static_cast<long long>(after->kernel_count),
+                before->total_seconds * 1e6, after->total_seconds * 1e6,
+                hash.c_str());
   } else {
     FILE* o = a.out == "-" ? stderr : stdout;
     std::fprintf(o, "%s: pipeline %s (device %s, policy %s)\n", a.file.c_str(),
@@ -171,7 +219,8 @@ void AddPipelineCommand(CLI::App& app) {
       "pipeline",
       "Run a named pipeline (xla-gpu, xla-gpu-legacy, general-fusion, "
       "single-fusion); dry passes are decided by --policy");
-  cmd->add_option("FILE", args->file, "HLO file");
+  cmd->add_option("FILE", args->file,
+                  "HLO file, or a folder (every *.hlo in it, one line each)");
   cmd->add_option("--pipeline", args->pipeline,
                   "Pipeline name (default xla-gpu; --list shows them)");
   cmd->add_option("--disable", args->disabled,

@@ -68,10 +68,14 @@ bool Removable(const Instruction* i) {
 }
 
 // Removes `start` if dead, then operands left without users (iterative).
-absl::Status RemoveDeadCone(Instruction* start, int64_t* removed) {
+// `gone` collects what was removed, across calls: a later start may have
+// been removed already (it is never dereferenced then; nothing is
+// allocated while pruning, so addresses are not reused).
+absl::Status RemoveDeadCone(Instruction* start, int64_t* removed,
+                            absl::flat_hash_set<Instruction*>& gone) {
+  if (gone.contains(start)) return absl::OkStatus();
   Computation* c = start->parent();
   std::vector<Instruction*> stack = {start};
-  absl::flat_hash_set<Instruction*> gone;
   while (!stack.empty()) {
     Instruction* i = stack.back();
     stack.pop_back();
@@ -89,7 +93,8 @@ absl::Status RemoveDeadCone(Instruction* start, int64_t* removed) {
 
 // Drops parameters of a fused computation that nothing reads, and the
 // matching operands of its (single) fusion instruction.
-absl::Status PruneFusionParameters(Module* module, ApplyStats* stats) {
+absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
+                                   absl::flat_hash_set<Instruction*>& gone) {
   auto callers = module->Callers();
   for (const auto& comp : module->computations()) {
     Computation* fc = comp.get();
@@ -97,7 +102,9 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats) {
     auto it = callers.find(fc);
     if (it == callers.end() || it->second.size() != 1) continue;
     Instruction* fusion = it->second[0];
-    if (fusion->opcode() != Opcode::kFusion) continue;
+    // The caller list predates this loop: a fusion removed with a pruned
+    // operand's dead cone is skipped (and not dereferenced).
+    if (gone.contains(fusion) || fusion->opcode() != Opcode::kFusion) continue;
     std::vector<int64_t> dead;
     for (int64_t p = 0; p < fc->num_parameters(); ++p) {
       Instruction* param = fc->parameter_instruction(p);
@@ -115,7 +122,7 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats) {
       ++stats->removed_fusion_parameters;
       if (operand->user_count() == 0) {
         HLOGYM_RETURN_IF_ERROR(
-            RemoveDeadCone(operand, &stats->removed_instructions));
+            RemoveDeadCone(operand, &stats->removed_instructions, gone));
       }
     }
   }
@@ -128,28 +135,22 @@ absl::Status PruneAfterApply(Module* module,
                              std::span<Instruction* const> roots,
                              ApplyStats* stats) {
   absl::flat_hash_set<const Computation*> before = Reachable(*module);
+  absl::flat_hash_set<Instruction*> removed;
   for (Instruction* r : roots) {
-    HLOGYM_RETURN_IF_ERROR(RemoveDeadCone(r, &stats->removed_instructions));
+    HLOGYM_RETURN_IF_ERROR(
+        RemoveDeadCone(r, &stats->removed_instructions, removed));
   }
-  HLOGYM_RETURN_IF_ERROR(PruneFusionParameters(module, stats));
-  // Computations that were called before and no longer are.
-  bool again = true;
-  while (again) {
-    again = false;
-    absl::flat_hash_set<const Computation*> now = Reachable(*module);
-    // Callers before callees: a computation can only go once nothing
-    // calls it.
-    std::vector<Computation*> drop;
-    std::vector<Computation*> order = module->MakeComputationPostOrder();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      if (before.contains(*it) && !now.contains(*it)) drop.push_back(*it);
-    }
-    for (Computation* c : drop) {
-      before.erase(c);
-      HLOGYM_RETURN_IF_ERROR(module->RemoveComputation(c));
-      ++stats->removed_computations;
-      again = true;
-    }
+  HLOGYM_RETURN_IF_ERROR(PruneFusionParameters(module, stats, removed));
+  // Computations that were reachable before and no longer are; one that
+  // something unreachable still calls (dead code the input already had)
+  // stays.
+  absl::flat_hash_set<const Computation*> now = Reachable(*module);
+  absl::flat_hash_set<const Computation*> gone;
+  for (const Computation* c : before) {
+    if (!now.contains(c)) gone.insert(c);
+  }
+  while (int64_t n = module->RemoveComputationsIfUncalled(gone)) {
+    stats->removed_computations += n;
   }
   return absl::OkStatus();
 }

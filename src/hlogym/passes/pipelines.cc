@@ -65,7 +65,8 @@ absl::Status AddPreFusionStages(Pipeline* root) {
 
   Pipeline* collectives = root->AddPipeline("collective-optimizations");
   HLOGYM_RETURN_IF_ERROR(
-      AddAll(collectives, {"hlo-dce", "algebraic-simplifier", "hlo-dce"}));
+      AddAll(collectives, {"hlo-dce", "algebraic-simplifier", "hlo-dce",
+                           "while-loop-trip-count-annotator"}));
 
   Pipeline* conv = root->AddPipeline("convolution-canonicalization");
   HLOGYM_RETURN_IF_ERROR(

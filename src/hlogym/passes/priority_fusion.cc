@@ -1,0 +1,822 @@
+#include "hlogym/passes/priority_fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "hlogym/cost/cost_analysis.h"
+#include "hlogym/cost/device.h"
+#include "hlogym/ir/computation.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+#include "hlogym/passes/fusion_ops.h"
+
+namespace hlogym {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool HasSubByteType(const Shape& s) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) {
+      if (HasSubByteType(e)) return true;
+    }
+    return false;
+  }
+  return s.IsArray() && BitWidth(s.element_type()) < 8;
+}
+
+bool HasControlDependencies(const Instruction& inst) {
+  return !inst.control_predecessors().empty() ||
+         !inst.control_successors().empty();
+}
+
+// Clones `inst` (a fusion's body, or the instruction itself) into
+// `scratch` reading `operands`; returns the value it produces.
+Instruction* CloneInto(Computation& scratch, const Instruction& inst,
+                       const std::vector<Instruction*>& operands) {
+  const Computation* body =
+      inst.opcode() == Opcode::kFusion ? inst.fused_computation() : nullptr;
+  if (body == nullptr || body->root_instruction() == nullptr) {
+    return scratch.AddInstruction(inst.CloneWithNewOperands(operands));
+  }
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+  for (int64_t p = 0; p < body->num_parameters(); ++p) {
+    if (p < static_cast<int64_t>(operands.size())) {
+      map[body->parameter_instruction(p)] = operands[p];
+    }
+  }
+  for (const Instruction* i : body->MakeInstructionPostOrder()) {
+    if (i->opcode() == Opcode::kParameter) continue;
+    std::vector<Instruction*> ops;
+    ops.reserve(i->operand_count());
+    for (const Instruction* o : i->operands()) {
+      auto it = map.find(o);
+      if (it == map.end()) return nullptr;
+      ops.push_back(it->second);
+    }
+    map[i] = scratch.AddInstruction(i->CloneWithNewOperands(ops));
+  }
+  auto it = map.find(body->root_instruction());
+  return it == map.end() ? nullptr : it->second;
+}
+
+// The fused computation a fusion of `producer` into `consumer` would have,
+// built outside the module, so that the emitter analysis can look at it
+// before anything is fused (XLA analyses a producer-consumer adaptor).
+std::unique_ptr<Computation> BuildFusedComputation(const Instruction& producer,
+                                                   const Instruction& consumer) {
+  auto scratch = std::make_unique<Computation>("fused_computation");
+  scratch->set_is_fusion_computation(true);
+  absl::flat_hash_map<const Instruction*, Instruction*> params;
+  auto param = [&](const Instruction* external) {
+    auto [it, inserted] = params.emplace(external, nullptr);
+    if (inserted) {
+      auto p = std::make_unique<Instruction>(Opcode::kParameter,
+                                             external->shape());
+      p->set_int_attr(static_cast<int64_t>(params.size()) - 1);
+      it->second = scratch->AddInstruction(std::move(p));
+    }
+    return it->second;
+  };
+  std::vector<Instruction*> ops;
+  for (const Instruction* o : producer.operands()) ops.push_back(param(o));
+  Instruction* value = CloneInto(*scratch, producer, ops);
+  if (value == nullptr) return nullptr;
+  ops.clear();
+  for (const Instruction* o : consumer.operands()) {
+    ops.push_back(o == &producer ? value : param(o));
+  }
+  Instruction* root = CloneInto(*scratch, consumer, ops);
+  if (root == nullptr) return nullptr;
+  scratch->set_root_instruction(root);
+  return scratch;
+}
+
+// A reduce, transpose, copy, scatter or concatenate (the ops a fused
+// computation's emitter can be built around) in `inst` or its body.
+bool HasHeroOp(const Instruction& inst) {
+  auto special = [](const Instruction& i) {
+    switch (i.opcode()) {
+      case Opcode::kReduce:
+      case Opcode::kTranspose:
+      case Opcode::kCopy:
+      case Opcode::kScatter:
+      case Opcode::kConcatenate:
+        return true;
+      default:
+        return false;
+    }
+  };
+  bool found = special(inst);
+  if (const Computation* body = inst.opcode() == Opcode::kFusion
+                                    ? inst.fused_computation()
+                                    : nullptr) {
+    body->ForEachInstruction(
+        [&](const Instruction* i) { found = found || special(*i); });
+  }
+  return found;
+}
+
+// The fusion of `producer` into `consumer` would use the loop emitter. A
+// consumer without hero ops whose root has other than one operand is its
+// own hero (the producer cannot lend it one), which spares building the
+// fused computation.
+bool FusedIsLoop(const Instruction& producer, const Instruction& consumer) {
+  if (consumer.shape().IsArray() && !HasHeroOp(consumer)) {
+    const Computation* body = consumer.opcode() == Opcode::kFusion
+                                  ? consumer.fused_computation()
+                                  : nullptr;
+    const Instruction* root =
+        body != nullptr ? body->root_instruction() : &consumer;
+    if (root != nullptr && root->operand_count() != 1) return true;
+  }
+  return PriorityFusion::FusedKind(producer, consumer) == FusionKind::kLoop;
+}
+
+// The producer is emitted by the reduction emitter on its own.
+bool IsReductionEmitter(const Instruction& inst) {
+  if (!inst.shape().IsArray() || HasSubByteType(inst.shape())) return false;
+  for (const Instruction* o : inst.operands()) {
+    if (HasSubByteType(o->shape())) return false;
+  }
+  if (inst.opcode() == Opcode::kFusion) {
+    const Computation* c = inst.fused_computation();
+    return c != nullptr && c->root_instruction() != nullptr &&
+           FusionKindForComputation(*c) == FusionKind::kInput &&
+           IsInputFusibleReduction(inst);
+  }
+  return inst.opcode() == Opcode::kReduce && IsRealReduction(inst);
+}
+
+// XLA keeps broadcasts out of bitcasts unless the bitcast only feeds
+// transposes (the broadcast then folds into the transposed read).
+bool IsBroadcastIntoTransposingBitcast(const Instruction& producer,
+                                       const Instruction& consumer) {
+  if (producer.opcode() != Opcode::kBroadcast || consumer.user_count() == 0) {
+    return false;
+  }
+  return std::all_of(consumer.users().begin(), consumer.users().end(),
+                     [](const Instruction* u) {
+                       return u->opcode() == Opcode::kTranspose;
+                     });
+}
+
+// The fusion operations refuse instructions with control dependencies or
+// side effects (XLA's fusion keeps control edges on the fusion, which the
+// rewrite API does not model).
+bool FusionOpsAccept(const Instruction& inst) {
+  return !HasControlDependencies(inst) && !HasSideEffectDeep(inst);
+}
+
+// Rules 1 and 3-9 of CanFuse (see the header).
+FusionDecision CanFuseRules(const Instruction& producer,
+                            const Instruction& consumer) {
+  // 1. Instructions after the root are not necessarily dead (they may feed
+  // side effects), so the root never becomes part of a consumer.
+  if (producer.IsRoot()) {
+    return FusionDecision::Forbid(
+        "not fusing into the output of the root instruction");
+  }
+  if (!IsFusible(producer)) {
+    return FusionDecision::Forbid("the producer is not fusible");
+  }
+  if (!IsFusible(consumer)) {
+    return FusionDecision::Forbid("the consumer is not fusible");
+  }
+  // 3.
+  if (!producer.shape().IsArray() || !consumer.shape().IsArray()) {
+    return FusionDecision::Forbid("not fusing tuple-shaped instructions");
+  }
+  if (consumer.opcode() == Opcode::kBitcast &&
+      !IsBroadcastIntoTransposingBitcast(producer, consumer)) {
+    return FusionDecision::Forbid(
+        "not fusing into a single bitcast as consumer");
+  }
+  // 4. Scatter has no elemental emitter.
+  if (FusionDecision d = CheckScatterLegality(producer, consumer); !d) {
+    return d;
+  }
+  // 5. The cost model does not understand reduce-into-reduce (no tiling
+  // analysis).
+  const bool consumer_reduces = ContainsSignificantReduce(consumer);
+  if (consumer_reduces && ContainsSignificantReduce(producer)) {
+    return FusionDecision::Forbid(
+        "both the producer and the consumer contain a reduce");
+  }
+  if (consumer_reduces && FindHero(producer).opcode() == Opcode::kTranspose) {
+    return FusionDecision::Forbid(
+        "not fusing a transpose into a significant reduce");
+  }
+  // 6. Epilogue fusion must keep the reduction emitter.
+  if (IsReductionEmitter(producer) && FusedIsLoop(producer, consumer)) {
+    return FusionDecision::Forbid(
+        "fusion into output of a reduce fusion would create a loop fusion");
+  }
+  // 7.
+  if (FusionDecision d = FusionFitsInBudget(consumer, producer,
+                                            /*is_consumer_producer_fusion=*/
+                                            true);
+      !d) {
+    return d;
+  }
+  // 8.
+  if (FusionDecision d = ProducerConsumerMergedTooLarge(producer, consumer);
+      !d) {
+    return d;
+  }
+  // 9.
+  if (FusionDecision d = ShouldFuseInPlaceOp(producer, consumer); !d) {
+    return d;
+  }
+  return FusionDecision::Allow();
+}
+
+// ---- The performance model's producer-consumer estimate, with the cost
+// analysis of each instruction cached (the model analyses both sides on
+// every call, and a new fusion is paired with each of its operands and
+// users). The helpers below mirror the model's private ones; a test checks
+// that the two estimates agree.
+
+// The model's hero walk: through single-operand bitcasts, reshapes and
+// elementwise ops (not copies) whose operand has one user.
+const Instruction* ModelHero(const Instruction* root) {
+  const Instruction* h = root;
+  while (true) {
+    const Opcode op = h->opcode();
+    const bool trivial = h->operand_count() == 1 &&
+                         (op == Opcode::kBitcast || op == Opcode::kReshape ||
+                          (IsElementwiseForCost(*h) && op != Opcode::kCopy));
+    if (!trivial) return h;
+    const Instruction* o = h->operand(0);
+    if (o->opcode() == Opcode::kParameter || o->user_count() != 1) return h;
+    h = o;
+  }
+}
+
+absl::InlinedVector<const Instruction*, 2> ModelKernelRoots(
+    const Instruction& inst) {
+  absl::InlinedVector<const Instruction*, 2> roots;
+  const Computation* c = inst.fused_computation();
+  if (c == nullptr || c->root_instruction() == nullptr) {
+    roots.push_back(&inst);
+    return roots;
+  }
+  const Instruction* root = c->root_instruction();
+  if (root->opcode() == Opcode::kTuple) {
+    for (const Instruction* o : root->operands()) roots.push_back(o);
+  } else {
+    roots.push_back(root);
+  }
+  return roots;
+}
+
+bool ModelIsInputFusibleReduction(const Instruction& inst) {
+  for (const Instruction* r : ModelKernelRoots(inst)) {
+    const Instruction* h = ModelHero(r);
+    if (h->opcode() == Opcode::kReduce && IsRealReduction(*h)) return true;
+  }
+  return false;
+}
+
+bool IsBroadcastChain(const Instruction* i) {
+  while (true) {
+    if (i->opcode() == Opcode::kBroadcast || i->opcode() == Opcode::kIota) {
+      return true;
+    }
+    if (i->operand_count() != 1) return false;
+    if (i->opcode() != Opcode::kBitcast && !IsElementwiseForCost(*i)) {
+      return false;
+    }
+    i = i->operand(0);
+  }
+}
+
+// Transposes the minor dimension of something other than a broadcast.
+bool HasBadTranspose(const Instruction& inst) {
+  auto bad = [](const Instruction& i) {
+    return TransposesMinorDimension(i) && !IsBroadcastChain(i.operand(0));
+  };
+  const Computation* c = inst.fused_computation();
+  if (c == nullptr) return bad(inst);
+  bool found = false;
+  c->ForEachInstruction(
+      [&](const Instruction* i) { found = found || bad(*i); });
+  return found;
+}
+
+// What the estimate needs about one instruction.
+struct KernelFacts {
+  bool analyzed = false;
+  CostProperties props;
+  FusionInfo info;
+  bool library = false;
+  // Fusions only: their bodies never change. For other instructions the
+  // model looks at operands in the graph, which fusion replaces.
+  bool bad_transpose = false;
+  bool input_fusible_reduction = false;
+};
+
+// Model estimates and CanFuse results, cached by unique id. Instructions
+// are never changed in place (fusing makes new ones), so an id's entries
+// stay valid while the instruction lives.
+class PriorityCalculator {
+ public:
+  explicit PriorityCalculator(const GpuPerformanceModel& model)
+      : model_(model),
+        launch_(model.device().kernel_launch_overhead_seconds) {}
+
+  // exec time of one kernel; NaN when the model cannot estimate it.
+  double Exec(const Instruction& inst) {
+    auto [it, inserted] = exec_.try_emplace(inst.unique_id(), 0.0);
+    if (inserted) {
+      absl::StatusOr<RunTimeData> d = model_.EstimateRunTime(inst);
+      it->second = d.ok() ? d->exec_time : std::nan("");
+    }
+    return it->second;
+  }
+
+  // GpuPerformanceModel::EstimateFusedRunTime(...).exec_time; NaN when
+  // the model cannot estimate the pair.
+  double FusedExec(const Instruction& producer, const Instruction& consumer) {
+    auto [it, inserted] = fused_.try_emplace(
+        std::make_pair(producer.unique_id(), consumer.unique_id()), 0.0);
+    if (inserted) it->second = ComputeFusedExec(producer, consumer);
+    return it->second;
+  }
+
+  bool CanFuse(const Instruction& producer, const Instruction& consumer) {
+    auto [it, inserted] = can_fuse_.try_emplace(
+        std::make_pair(producer.unique_id(), consumer.unique_id()), false);
+    if (inserted) {
+      it->second = static_cast<bool>(CanFuseRules(producer, consumer)) &&
+                   Accepted(producer) && Accepted(consumer);
+    }
+    return it->second;
+  }
+
+  // Priority as described in the header (-inf when not worth queueing).
+  double Priority(const Instruction& producer) {
+    if (producer.opcode() == Opcode::kBitcast) return kInf;
+    if (producer.opcode() == Opcode::kConstant) return -kInf;
+    bool has_non_bitcast_user = false;
+    for (const Instruction* u : producer.users()) {
+      if (u->opcode() == Opcode::kBitcast) continue;
+      has_non_bitcast_user = true;
+      if (!CanFuse(producer, *u)) return -kInf;
+    }
+    if (!has_non_bitcast_user) return -kInf;
+    // time_unfused - time_fused = launch + exec(P) + sum over consumers of
+    // (exec(C) - exec(P fused into C)).
+    double priority = launch_ + Exec(producer);
+    for (const Instruction* u : producer.users()) {
+      if (u->opcode() == Opcode::kBitcast) continue;
+      priority += Exec(*u) - FusedExec(producer, *u);
+    }
+    return std::isnan(priority) ? -kInf : priority;
+  }
+
+ private:
+  const KernelFacts& Facts(const Instruction& inst) {
+    // Boxed: the caller holds two results while the map may grow.
+    std::unique_ptr<KernelFacts>& slot = facts_[inst.unique_id()];
+    if (slot == nullptr) {
+      slot = std::make_unique<KernelFacts>();
+      KernelFacts& f = *slot;
+      f.analyzed =
+          model_.cost_analysis().Analyze(inst, &f.props, &f.info).ok();
+      f.library = GpuPerformanceModel::IsLibraryCall(inst);
+      if (inst.opcode() == Opcode::kFusion) {
+        f.bad_transpose = HasBadTranspose(inst);
+        f.input_fusible_reduction = ModelIsInputFusibleReduction(inst);
+      }
+    }
+    return *slot;
+  }
+
+  // The model's producer-consumer estimate (section 2.8 of the heuristics
+  // reference) from the cached analyses.
+  double ComputeFusedExec(const Instruction& producer,
+                          const Instruction& consumer) {
+    const double kNaN = std::nan("");
+    auto is_producer = [&](const Instruction* o) {
+      return o == &producer || (o->opcode() == Opcode::kGetTupleElement &&
+                                o->operand_count() == 1 &&
+                                o->operand(0) == &producer);
+    };
+    const KernelFacts& pf = Facts(producer);
+    const KernelFacts& cf = Facts(consumer);
+    if (pf.library || cf.library) return kNaN;
+    if (std::none_of(consumer.operands().begin(), consumer.operands().end(),
+                     is_producer)) {
+      return kNaN;
+    }
+    if (!pf.analyzed || !cf.analyzed || pf.props.unknown ||
+        cf.props.unknown) {
+      return kNaN;
+    }
+    const CostProperties& pp = pf.props;
+    const CostProperties& cp = cf.props;
+    double utilization = 0;
+    absl::InlinedVector<int64_t, 2> producer_indices;
+    for (int64_t k = 0; k < consumer.operand_count(); ++k) {
+      if (is_producer(consumer.operand(k))) {
+        utilization += cp.operand_utilization[k];
+        producer_indices.push_back(k);
+      }
+    }
+    const KernelLaunch launch = model_.EstimateFusedLaunch(producer, consumer);
+    const double flops = pp.flops * utilization + cp.flops;
+    const double compute_time = model_.ComputeTime(flops, launch.dims);
+    auto bad_transpose = [](const Instruction& i, const KernelFacts& f) {
+      return i.opcode() == Opcode::kFusion ? f.bad_transpose
+                                           : HasBadTranspose(i);
+    };
+    auto reduction = [](const Instruction& i, const KernelFacts& f) {
+      return i.opcode() == Opcode::kFusion ? f.input_fusible_reduction
+                                           : ModelIsInputFusibleReduction(i);
+    };
+    bool coalesced = true;
+    if (launch.kind != EmitterKind::kTranspose &&
+        (bad_transpose(producer, pf) || bad_transpose(consumer, cf))) {
+      coalesced = false;
+    }
+    if (launch.kind == EmitterKind::kReduction && reduction(producer, pf) &&
+        reduction(consumer, cf)) {
+      coalesced = false;
+    }
+    // The fused kernel's operands: the producer's, then the consumer's
+    // other operands, each once, with the first index at which each side
+    // reads it (-1: not read). Fusions may have ~100 operands, hence the
+    // map.
+    struct FusedOperand {
+      const Instruction* value;
+      int64_t producer_index;
+      int64_t consumer_index;
+    };
+    std::vector<FusedOperand> operands;
+    absl::flat_hash_map<const Instruction*, size_t> position;
+    auto add = [&](const Instruction* o, bool from_producer, int64_t index) {
+      if (is_producer(o)) return;
+      auto [it, inserted] = position.try_emplace(o, operands.size());
+      if (inserted) operands.push_back({o, -1, -1});
+      FusedOperand& f = operands[it->second];
+      int64_t& slot = from_producer ? f.producer_index : f.consumer_index;
+      if (slot < 0) slot = index;
+    };
+    for (int64_t i = 0; i < producer.operand_count(); ++i) {
+      add(producer.operand(i), true, i);
+    }
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      add(consumer.operand(i), false, i);
+    }
+    const bool producer_elementwise_like =
+        IsElementwiseForCost(producer) || producer.opcode() == Opcode::kFusion;
+    double read_time = 0;
+    for (const FusedOperand& f : operands) {
+      const Instruction* o = f.value;
+      const int64_t pi = f.producer_index;
+      const int64_t ci = f.consumer_index;
+      const double by_producer = pi >= 0 ? pp.operand_bytes[pi] : 0;
+      const double by_consumer = ci >= 0 ? cp.operand_bytes[ci] : 0;
+      double common = 0;
+      if (pi >= 0 && ci >= 0 && producer_elementwise_like) {
+        const bool reads_from_root =
+            producer.opcode() != Opcode::kFusion ||
+            pf.info.CommonUtilizationWithRoot(pi) == 1.0;
+        if (reads_from_root) {
+          if (consumer.opcode() == Opcode::kFusion) {
+            for (int64_t k : producer_indices) {
+              common += cf.info.CommonElementwiseUtilization(ci, k);
+            }
+          } else if (IsElementwiseForCost(consumer)) {
+            common = 1;
+          }
+        }
+      }
+      const double size = static_cast<double>(ShapeSizeBytes(o->shape()));
+      const double total =
+          static_cast<double>(std::llround(by_producer * utilization)) +
+          by_consumer - static_cast<double>(std::llround(size * common));
+      const double net = std::min(size, total);
+      read_time += model_.ReadTimeWithDramHeuristic(
+          launch.dims.num_blocks, net, total,
+          model_.CoalescingRate(o->shape().element_type(), coalesced));
+    }
+    const double write_time = model_.WriteTime(cp.output_bytes);
+    return GpuPerformanceModel::CombineComputeAndMemory(
+        compute_time, read_time + write_time);
+  }
+
+  // FusionOpsAccept, cached (fusion bodies are walked).
+  bool Accepted(const Instruction& inst) {
+    auto [it, inserted] = accepted_.try_emplace(inst.unique_id(), false);
+    if (inserted) it->second = FusionOpsAccept(inst);
+    return it->second;
+  }
+
+  const GpuPerformanceModel& model_;
+  const double launch_;
+  absl::flat_hash_map<int64_t, bool> accepted_;
+  absl::flat_hash_map<int64_t, std::unique_ptr<KernelFacts>> facts_;
+  absl::flat_hash_map<int64_t, double> exec_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, double> fused_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, bool> can_fuse_;
+};
+
+bool IsCandidate(const Instruction& inst) {
+  switch (inst.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+      return false;
+    default:
+      return inst.user_count() > 0 && IsFusible(inst);
+  }
+}
+
+bool IsSmallConstant(const Instruction& inst) {
+  return inst.opcode() == Opcode::kConstant && inst.shape().IsArray() &&
+         inst.shape().ElementsIn() <= 1;
+}
+
+
+// One computation's run.
+class FusionQueue {
+ public:
+  FusionQueue(const GpuPerformanceModel& model, Rewriter& rw,
+              Computation* computation, PriorityFusionStats* stats)
+      : calc_(model), rw_(rw), computation_(computation), stats_(stats) {}
+
+  absl::StatusOr<bool> RunApply() {
+    for (Instruction* inst : computation_->MakeInstructionPostOrder()) {
+      if (IsCandidate(*inst)) SetPriority(inst);
+    }
+    bool changed = false;
+    while (Instruction* producer = Pop()) {
+      const int64_t producer_id = producer->unique_id();
+      std::vector<Instruction*> consumers;
+      bool stale = false;
+      for (Instruction* u : producer->users()) {
+        const bool ok = calc_.CanFuse(*producer, *u);
+        if (producer->opcode() == Opcode::kBitcast) {
+          if (ok) consumers.push_back(u);
+          continue;
+        }
+        if (u->opcode() == Opcode::kBitcast) continue;
+        // The priority was computed when every consumer could fuse; the
+        // check guards against a user that changed since.
+        if (!ok) stale = true;
+        consumers.push_back(u);
+      }
+      if (stale) {
+        SetPriority(producer);
+        continue;
+      }
+      if (consumers.empty()) continue;
+      ++stats_->producers_fused;
+      stats_->order.push_back(producer->name());
+      std::vector<Instruction*> fusions;
+      for (Instruction* consumer : consumers) {
+        if (consumer->opcode() == Opcode::kBitcast) continue;
+        const int64_t consumer_id = consumer->unique_id();
+        HLOGYM_ASSIGN_OR_RETURN(
+            Instruction * fusion,
+            Fuse(producer, consumer));
+        nodes_.erase(consumer_id);
+        fusions.push_back(fusion);
+        ++stats_->fusions;
+        changed = true;
+      }
+      // The fusion operation removed the producer with its last user.
+      if (rw_.IsRemoved(producer_id)) nodes_.erase(producer_id);
+      UpdateAfterFusion(producer_id, fusions);
+    }
+    HLOGYM_ASSIGN_OR_RETURN(bool constants, FuseSmallConstants());
+    return changed || constants;
+  }
+
+  // Dry mode: single-step proposals on the original graph.
+  absl::StatusOr<bool> RunDry() {
+    bool proposed = false;
+    for (Instruction* producer : computation_->MakeInstructionPostOrder()) {
+      if (!IsCandidate(*producer)) continue;
+      if (!(calc_.Priority(*producer) >= 0)) continue;
+      for (Instruction* u : producer->users()) {
+        if (u->opcode() == Opcode::kBitcast) continue;
+        if (!calc_.CanFuse(*producer, *u)) continue;
+        HLOGYM_RETURN_IF_ERROR(Fuse(producer, u).status());
+        ++stats_->fusions;
+        proposed = true;
+      }
+    }
+    HLOGYM_ASSIGN_OR_RETURN(bool constants, FuseSmallConstants());
+    return proposed || constants;
+  }
+
+ private:
+  // Fuses `producer` into `consumer` (duplicated for its other users). The
+  // kind is that of the emitter the fused computation gets, as XLA derives
+  // it from the fusion analysis; it is set on the brand-new fusion, which
+  // nothing refers to yet.
+  absl::StatusOr<Instruction*> Fuse(Instruction* producer,
+                                    Instruction* consumer) {
+    HLOGYM_ASSIGN_OR_RETURN(
+        Instruction * fusion,
+        FuseProducerIntoConsumer(rw_, producer, consumer, FusionKind::kLoop,
+                                 ExternalUses::kDuplicate));
+    if (const Computation* body = fusion->fused_computation()) {
+      fusion->set_fusion_kind(FusionKindForComputation(*body));
+    }
+    return fusion;
+  }
+
+  struct Node {
+    Instruction* inst = nullptr;
+    uint64_t version = 0;
+    bool queued = false;
+  };
+  struct Entry {
+    double priority;
+    int64_t id;
+    uint64_t version;
+    bool operator<(const Entry& o) const {
+      return priority != o.priority ? priority < o.priority : id < o.id;
+    }
+  };
+
+  void SetPriority(Instruction* inst) {
+    const double priority = calc_.Priority(*inst);
+    Node& node = nodes_[inst->unique_id()];
+    node.inst = inst;
+    ++node.version;
+    node.queued = priority >= 0;
+    if (node.queued) queue_.push({priority, inst->unique_id(), node.version});
+  }
+
+  // The queued instruction with the highest (priority, id); stale entries
+  // (re-prioritised or removed instructions) are skipped.
+  Instruction* Pop() {
+    while (!queue_.empty()) {
+      const Entry e = queue_.top();
+      queue_.pop();
+      auto it = nodes_.find(e.id);
+      if (it == nodes_.end() || it->second.version != e.version ||
+          !it->second.queued || rw_.IsRemoved(e.id)) {
+        continue;
+      }
+      it->second.queued = false;
+      return it->second.inst;
+    }
+    return nullptr;
+  }
+
+  // New fusions and their fusible operands (not the producer, constants or
+  // get-tuple-elements) get their priorities recomputed; per-pair terms of
+  // unchanged pairs come from the caches.
+  void UpdateAfterFusion(int64_t producer_id,
+                         const std::vector<Instruction*>& fusions) {
+    std::vector<Instruction*> update;
+    absl::flat_hash_set<int64_t> seen;
+    for (Instruction* f : fusions) {
+      if (rw_.IsRemoved(f->unique_id())) continue;
+      if (seen.insert(f->unique_id()).second) update.push_back(f);
+    }
+    for (Instruction* f : fusions) {
+      if (rw_.IsRemoved(f->unique_id())) continue;
+      for (Instruction* o : f->operands()) {
+        if (o->unique_id() == producer_id ||
+            o->opcode() == Opcode::kConstant ||
+            o->opcode() == Opcode::kGetTupleElement || !IsCandidate(*o)) {
+          continue;
+        }
+        if (seen.insert(o->unique_id()).second) update.push_back(o);
+      }
+    }
+    for (Instruction* inst : update) SetPriority(inst);
+  }
+
+  // After the queue: constants of at most one element go into each
+  // fusible user.
+  absl::StatusOr<bool> FuseSmallConstants() {
+    std::vector<std::pair<int64_t, Instruction*>> constants;
+    for (Instruction* inst : computation_->MakeInstructionPostOrder()) {
+      if (IsSmallConstant(*inst)) constants.push_back({inst->unique_id(), inst});
+    }
+    bool changed = false;
+    for (auto [id, constant] : constants) {
+      if (rw_.IsRemoved(id)) continue;
+      const std::vector<Instruction*> users(constant->users().begin(),
+                                            constant->users().end());
+      for (Instruction* user : users) {
+        if (rw_.IsRemoved(id)) break;
+        if (!IsFusible(*user) || !CheckScatterLegality(*constant, *user) ||
+            !FusionOpsAccept(*constant) || !FusionOpsAccept(*user)) {
+          continue;
+        }
+        HLOGYM_RETURN_IF_ERROR(Fuse(constant, user).status());
+        ++stats_->constant_fusions;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  PriorityCalculator calc_;
+  Rewriter& rw_;
+  Computation* computation_;
+  PriorityFusionStats* stats_;
+  absl::flat_hash_map<int64_t, Node> nodes_;
+  std::priority_queue<Entry> queue_;
+};
+
+}  // namespace
+
+PriorityFusion::PriorityFusion(PriorityFusionOptions options)
+    : options_(std::move(options)) {}
+
+PriorityFusion::~PriorityFusion() = default;
+
+absl::Status PriorityFusion::SetOption(std::string_view key,
+                                       std::string_view value) {
+  if (key == "device") {
+    if (value.empty()) {
+      return absl::InvalidArgumentError("option 'device' needs a value");
+    }
+    options_.device = std::string(value);
+    return absl::OkStatus();
+  }
+  return Pass::SetOption(key, value);
+}
+
+std::vector<std::string> PriorityFusion::OptionNames() const {
+  return {"device"};
+}
+
+absl::StatusOr<const GpuPerformanceModel*> PriorityFusion::Model() {
+  if (model_ == nullptr || model_device_ != options_.device) {
+    HLOGYM_ASSIGN_OR_RETURN(GpuDevice device, LoadDevice(options_.device));
+    model_ = std::make_unique<GpuPerformanceModel>(std::move(device));
+    model_device_ = options_.device;
+  }
+  return model_.get();
+}
+
+absl::StatusOr<double> PriorityFusion::Priority(const Instruction& producer) {
+  HLOGYM_ASSIGN_OR_RETURN(const GpuPerformanceModel* model, Model());
+  PriorityCalculator calc(*model);
+  return calc.Priority(producer);
+}
+
+absl::StatusOr<double> PriorityFusion::FusedExecTime(
+    const Instruction& producer, const Instruction& consumer) {
+  HLOGYM_ASSIGN_OR_RETURN(const GpuPerformanceModel* model, Model());
+  PriorityCalculator calc(*model);
+  const double t = calc.FusedExec(producer, consumer);
+  if (std::isnan(t)) {
+    return absl::InvalidArgumentError(
+        StrCat("no estimate for fusing '", producer.name(), "' into '",
+               consumer.name(), "'"));
+  }
+  return t;
+}
+
+FusionKind PriorityFusion::FusedKind(const Instruction& producer,
+                                     const Instruction& consumer) {
+  std::unique_ptr<Computation> fused =
+      BuildFusedComputation(producer, consumer);
+  if (fused == nullptr) return FusionKind::kLoop;
+  return FusionKindForComputation(*fused);
+}
+
+FusionDecision PriorityFusion::CanFuse(const Instruction& producer,
+                                       const Instruction& consumer) {
+  if (FusionDecision d = CanFuseRules(producer, consumer); !d) return d;
+  if (!FusionOpsAccept(producer) || !FusionOpsAccept(consumer)) {
+    return FusionDecision::Forbid(
+        "control dependencies or side effects on the producer or consumer");
+  }
+  return FusionDecision::Allow();
+}
+
+absl::StatusOr<bool> PriorityFusion::RunWith(Module* module, Rewriter& rw) {
+  stats_ = {};
+  HLOGYM_ASSIGN_OR_RETURN(const GpuPerformanceModel* model, Model());
+  bool changed = false;
+  for (Computation* computation : GetFusibleComputations(*module)) {
+    FusionQueue queue(*model, rw, computation, &stats_);
+    HLOGYM_ASSIGN_OR_RETURN(bool c,
+                            rw.dry() ? queue.RunDry() : queue.RunApply());
+    changed = changed || c;
+  }
+  return changed;
+}
+
+}  // namespace hlogym
