@@ -35,11 +35,12 @@ fuzz:
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Heavier checks than CI: sanitizer build of every test, then the passes
-# corpus tests (every alternative, pick-first fidelity) on the whole corpus.
+# corpus tests (every alternative, pick-first fidelity), the fusion pipelines
+# and subgraph extraction on the whole corpus.
 check-full:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DHLOGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 	$(MAKE) build
-	HLOGYM_FULL_CORPUS=1 ./$(BUILD)/hlogym_corpus_tests --gtest_filter='PassesCorpus*'
+	HLOGYM_FULL_CORPUS=1 ./$(BUILD)/hlogym_corpus_tests --gtest_filter='PassesCorpus*:FusionCorpus*:ExtractCorpus*'
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -140,7 +140,7 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
   }
   if (absl::Status s = VerifyModule(**m); !s.ok()) {
     return Fail(StrCat(
-        a.file, ": the pipeline produced an invalid module: ", s.message()));
+        file, ": the pipeline produced an invalid module: ", s.message()));
   }
   absl::StatusOr<EvaluationResult> after = evaluator.Evaluate(**m);
   if (!after.ok()) return Fail(std::string(after.status().message()));
@@ -174,7 +174,7 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
                 hash.c_str());
   } else {
     FILE* o = a.out == "-" ? stderr : stdout;
-    std::fprintf(o, "%s: pipeline %s (device %s, policy %s)\n", a.file.c_str(),
+    std::fprintf(o, "%s: pipeline %s (device %s, policy %s)\n", file.c_str(),
                  a.pipeline.c_str(), device->name.c_str(),
                  policy->ToString().c_str());
     std::fprintf(o, "  kernels:      %lld -> %lld\n",

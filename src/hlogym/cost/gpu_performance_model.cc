@@ -580,9 +580,17 @@ KernelLaunch GpuPerformanceModel::EstimateLaunch(
     }
   }
   k.kind = EmitterKind::kLoop;
-  const Shape& loop_shape = FirstLeaf(roots[0]->shape());
-  k.dims = LoopLaunch(loop_shape.IsArray() ? loop_shape.ElementsIn() : 1,
-                      may_degrade, min_bits);
+  // The loop runs over the roots' shape. Fusions that XLA's rules allow
+  // have compatible roots; a multi-output fusion that does not (one from
+  // GeneralFusion's relaxed rules) needs threads for its largest output.
+  int64_t elements = 1;
+  for (const Instruction* r : roots) {
+    const Shape& loop_shape = FirstLeaf(r->shape());
+    if (loop_shape.IsArray()) {
+      elements = std::max(elements, loop_shape.ElementsIn());
+    }
+  }
+  k.dims = LoopLaunch(elements, may_degrade, min_bits);
   return k;
 }
 

@@ -62,8 +62,13 @@ void RegisterCorePasses(PassRegistry& registry) {
                     "total-order float compares -> signed integer compares "
                     "of the reordered bit patterns",
                     Factory<ComparisonExpander>());
-  registry.Register("gemm-rewriter", "dot (+ alpha, bias, relu) -> cuBLAS gemm custom call", Factory<GemmRewriter>());
-  registry.Register("conv-rewriter", "convolution (+ scale, bias, relu) -> cuDNN conv custom call", Factory<ConvRewriter>());
+  registry.Register("gemm-rewriter",
+                    "dot (+ alpha, bias, relu) -> cuBLAS gemm custom call",
+                    Factory<GemmRewriter>());
+  registry.Register(
+      "conv-rewriter",
+      "convolution (+ scale, bias, relu) -> cuDNN conv custom call",
+      Factory<ConvRewriter>());
 }
 
 }  // namespace hlogym

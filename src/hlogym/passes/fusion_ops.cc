@@ -253,6 +253,8 @@ class FusionBuilder {
     fused_ = std::make_unique<Computation>(
         module_->UniqueComputationName("fused_computation"));
     fused_->set_is_fusion_computation(true);
+    // A fusion runs on its caller's execution thread.
+    fused_->set_execution_thread(computation_->execution_thread());
     for (size_t i = 0; i < infos_.size(); ++i) member_pos_[members_[i]] = i;
     for (MemberInfo& info : infos_) {
       Instruction* m = info.inst;

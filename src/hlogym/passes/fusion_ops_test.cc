@@ -36,7 +36,8 @@ std::unique_ptr<Module> CheckBothModes(std::string_view text, F fuse,
     EXPECT_TRUE(f.ok()) << f.status();
     EXPECT_TRUE(rw.Finish().ok());
   }
-  EXPECT_TRUE(VerifyModule(*applied).ok()) << VerifyModule(*applied) << Text(*applied);
+  EXPECT_TRUE(VerifyModule(*applied).ok())
+      << VerifyModule(*applied) << Text(*applied);
   ExpectSameOutputs(*original, *applied);
 
   auto dry = original->Clone();
@@ -91,8 +92,7 @@ TEST(FusionOps, ProducerIntoSingleUserConsumer) {
   EXPECT_TRUE(body->IsFusionComputation());
   EXPECT_EQ(body->instruction_count(), 4);  // 2 parameters, exp, add
   EXPECT_EQ(body->root_instruction()->opcode(), Opcode::kAdd);
-  EXPECT_EQ(body->root_instruction()->operand(0)->opcode(),
-            Opcode::kExp);
+  EXPECT_EQ(body->root_instruction()->operand(0)->opcode(), Opcode::kExp);
   EXPECT_EQ(m->entry_computation()->instruction_count(), 3);
 }
 
@@ -327,9 +327,9 @@ TEST(FusionOps, HorizontalSlicedConcatenatesFlattenedOutputs) {
   const Instruction* body_root = f->fused_computation()->root_instruction();
   ASSERT_EQ(body_root->operand_count(), 2);
   EXPECT_EQ(body_root->operand(0)->opcode(), Opcode::kSlice);
-  EXPECT_EQ(body_root->operand(0)->operand(0)->opcode(),
-            Opcode::kConcatenate);
-  EXPECT_EQ(body_root->operand(0)->operand(0)->shape().ToString(), "f32[14]{0}");
+  EXPECT_EQ(body_root->operand(0)->operand(0)->opcode(), Opcode::kConcatenate);
+  EXPECT_EQ(body_root->operand(0)->operand(0)->shape().ToString(),
+            "f32[14]{0}");
 }
 
 TEST(FusionOps, RefusesWhatCannotBeFused) {

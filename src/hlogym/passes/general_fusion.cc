@@ -96,9 +96,14 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw) {
         if (producer == nullptr || !seen.insert(producer).second) continue;
         if (!GeneralFusion::Legal(*producer, *consumer)) continue;
         if (CreatesCycle(*producer, *consumer, reach)) continue;
-        const ExternalUses uses = HasOtherUsers(*producer, *consumer)
-                                      ? ExternalUses::kMultiOutput
-                                      : ExternalUses::kDuplicate;
+        // As the reference pass: a multi-output fusion where the producer
+        // has other users and the shapes are multi-output compatible,
+        // otherwise the producer is duplicated into the consumer.
+        const ExternalUses uses =
+            HasOtherUsers(*producer, *consumer) &&
+                    ShapesCompatibleForMultiOutputFusion(*producer, *consumer)
+                ? ExternalUses::kMultiOutput
+                : ExternalUses::kDuplicate;
         HLOGYM_RETURN_IF_ERROR(FuseProducerIntoConsumer(
                                    rw, producer, consumer,
                                    ChooseFusionKind(*producer, *consumer), uses)

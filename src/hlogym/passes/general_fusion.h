@@ -8,10 +8,11 @@
 // parameters, tuples, control flow or side effects), no cycle, in-place and
 // scatter rules, and the operand / shared-memory / reduction budgets and
 // the code-size limit, so the result is a graph a GPU backend can emit.
-// When the producer has users besides the consumer the candidate is a
-// multi-output fusion that also outputs the producer (no duplication);
-// multi-output producers are allowed and shapes are not required to be
-// multi-output compatible (the relaxed form of the XLA tests).
+// When the producer has users besides the consumer and the two are
+// multi-output compatible, the candidate is a multi-output fusion that also
+// outputs the producer (no duplication); otherwise the producer is
+// duplicated into the consumer. Multi-output producers are allowed (the
+// relaxed form of the XLA test).
 //
 // In apply mode the pass fuses greedily, every pair in turn, as if each
 // alternative were accepted (a convenience for tests and the CLI).

@@ -601,7 +601,9 @@ absl::StatusOr<bool> GpuInstructionFusion::RunWith(Module* module,
              !do_not_duplicate.contains(operand->unique_id()) &&
              static_cast<bool>(ShouldFuse(consumer, i));
     };
+    // Dead code is left alone: a fusion of it would have no output.
     auto consumer_ok = [](const Instruction& c) {
+      if (c.user_count() == 0 && !c.IsRoot()) return false;
       return IsFusibleAtAll(c) || c.opcode() == Opcode::kFusion;
     };
 

@@ -71,16 +71,16 @@ Instruction* CloneInto(Computation& scratch, const Instruction& inst,
 // The fused computation a fusion of `producer` into `consumer` would have,
 // built outside the module, so that the emitter analysis can look at it
 // before anything is fused (XLA analyses a producer-consumer adaptor).
-std::unique_ptr<Computation> BuildFusedComputation(const Instruction& producer,
-                                                   const Instruction& consumer) {
+std::unique_ptr<Computation> BuildFusedComputation(
+    const Instruction& producer, const Instruction& consumer) {
   auto scratch = std::make_unique<Computation>("fused_computation");
   scratch->set_is_fusion_computation(true);
   absl::flat_hash_map<const Instruction*, Instruction*> params;
   auto param = [&](const Instruction* external) {
     auto [it, inserted] = params.emplace(external, nullptr);
     if (inserted) {
-      auto p = std::make_unique<Instruction>(Opcode::kParameter,
-                                             external->shape());
+      auto p =
+          std::make_unique<Instruction>(Opcode::kParameter, external->shape());
       p->set_int_attr(static_cast<int64_t>(params.size()) - 1);
       it->second = scratch->AddInstruction(std::move(p));
     }
@@ -163,10 +163,9 @@ bool IsBroadcastIntoTransposingBitcast(const Instruction& producer,
   if (producer.opcode() != Opcode::kBroadcast || consumer.user_count() == 0) {
     return false;
   }
-  return std::all_of(consumer.users().begin(), consumer.users().end(),
-                     [](const Instruction* u) {
-                       return u->opcode() == Opcode::kTranspose;
-                     });
+  return std::all_of(
+      consumer.users().begin(), consumer.users().end(),
+      [](const Instruction* u) { return u->opcode() == Opcode::kTranspose; });
 }
 
 // The fusion operations refuse instructions with control dependencies or
@@ -176,11 +175,61 @@ bool FusionOpsAccept(const Instruction& inst) {
   return !HasControlDependencies(inst) && !HasSideEffectDeep(inst);
 }
 
-// Rules 1 and 3-9 of CanFuse (see the header).
+// A consumer nobody reads (and not the root) has no result a fusion could
+// output; DCE removes it.
+bool IsDead(const Instruction& inst) {
+  return inst.user_count() == 0 && !inst.IsRoot();
+}
+
+// What the rules need to know about one instruction that takes a walk over
+// a fusion body. None of it depends on the rest of the graph.
+struct RuleMetrics {
+  bool significant_reduce = false;
+  bool reduction_emitter = false;
+  int64_t shared_memory = 0;
+  int64_t unnested_reductions = 0;
+  int64_t fused_instructions = 1;
+};
+
+RuleMetrics ComputeRuleMetrics(const Instruction& inst) {
+  RuleMetrics m;
+  m.significant_reduce = ContainsSignificantReduce(inst);
+  m.reduction_emitter = IsReductionEmitter(inst);
+  m.shared_memory = SharedMemoryUsage(inst);
+  m.unnested_reductions = CountUnnestedReductions(inst);
+  if (const Computation* body = inst.opcode() == Opcode::kFusion
+                                    ? inst.fused_computation()
+                                    : nullptr) {
+    m.fused_instructions = 0;
+    body->ForEachInstruction([&](const Instruction* i) {
+      m.fused_instructions += i->opcode() != Opcode::kParameter;
+    });
+  }
+  return m;
+}
+
+// RuleMetrics memoised by unique id (instructions never change in place).
+class RuleCache {
+ public:
+  RuleMetrics Get(const Instruction& inst) {
+    auto [it, inserted] = metrics_.try_emplace(inst.unique_id());
+    if (inserted) it->second = ComputeRuleMetrics(inst);
+    return it->second;
+  }
+
+ private:
+  absl::flat_hash_map<int64_t, RuleMetrics> metrics_;
+};
+
+// Rules 1 and 3-9 of CanFuse (see the header). `cache` (optional) spares
+// walking fusion bodies again; budget and size limits fall back to the
+// shared checks whenever the quick sums do not settle them, so the
+// decisions and reasons are those of gpu_fusible.
 FusionDecision CanFuseRules(const Instruction& producer,
-                            const Instruction& consumer) {
-  // 1. Instructions after the root are not necessarily dead (they may feed
-  // side effects), so the root never becomes part of a consumer.
+                            const Instruction& consumer,
+                            RuleCache* cache = nullptr) {
+  // 1. The root's value is the computation's result: it stays a kernel of
+  // its own even if other instructions read it.
   if (producer.IsRoot()) {
     return FusionDecision::Forbid(
         "not fusing into the output of the root instruction");
@@ -204,10 +253,14 @@ FusionDecision CanFuseRules(const Instruction& producer,
   if (FusionDecision d = CheckScatterLegality(producer, consumer); !d) {
     return d;
   }
+  const RuleMetrics pm =
+      cache != nullptr ? cache->Get(producer) : ComputeRuleMetrics(producer);
+  const RuleMetrics cm =
+      cache != nullptr ? cache->Get(consumer) : ComputeRuleMetrics(consumer);
   // 5. The cost model does not understand reduce-into-reduce (no tiling
   // analysis).
-  const bool consumer_reduces = ContainsSignificantReduce(consumer);
-  if (consumer_reduces && ContainsSignificantReduce(producer)) {
+  const bool consumer_reduces = cm.significant_reduce;
+  if (consumer_reduces && pm.significant_reduce) {
     return FusionDecision::Forbid(
         "both the producer and the consumer contain a reduce");
   }
@@ -216,21 +269,31 @@ FusionDecision CanFuseRules(const Instruction& producer,
         "not fusing a transpose into a significant reduce");
   }
   // 6. Epilogue fusion must keep the reduction emitter.
-  if (IsReductionEmitter(producer) && FusedIsLoop(producer, consumer)) {
+  if (pm.reduction_emitter && FusedIsLoop(producer, consumer)) {
     return FusionDecision::Forbid(
         "fusion into output of a reduce fusion would create a loop fusion");
   }
-  // 7.
-  if (FusionDecision d = FusionFitsInBudget(consumer, producer,
-                                            /*is_consumer_producer_fusion=*/
-                                            true);
-      !d) {
-    return d;
+  // 7. Both sides are arrays: one output buffer each.
+  const bool fits =
+      pm.shared_memory + cm.shared_memory <= kSharedMemoryPerBlockBytes &&
+      pm.unnested_reductions + cm.unnested_reductions <=
+          kMaxUnnestedReductionsPerFusion &&
+      producer.operand_count() + consumer.operand_count() - 1 + 2 <=
+          kMaxOperandsAndOutputsPerFusion;
+  if (!fits) {
+    if (FusionDecision d = FusionFitsInBudget(consumer, producer,
+                                              /*is_consumer_producer_fusion=*/
+                                              true);
+        !d) {
+      return d;
+    }
   }
   // 8.
-  if (FusionDecision d = ProducerConsumerMergedTooLarge(producer, consumer);
-      !d) {
-    return d;
+  if (pm.fused_instructions + cm.fused_instructions > kMaxFusedInstructions) {
+    if (FusionDecision d = ProducerConsumerMergedTooLarge(producer, consumer);
+        !d) {
+      return d;
+    }
   }
   // 9.
   if (FusionDecision d = ShouldFuseInPlaceOp(producer, consumer); !d) {
@@ -330,8 +393,7 @@ struct KernelFacts {
 class PriorityCalculator {
  public:
   explicit PriorityCalculator(const GpuPerformanceModel& model)
-      : model_(model),
-        launch_(model.device().kernel_launch_overhead_seconds) {}
+      : model_(model), launch_(model.device().kernel_launch_overhead_seconds) {}
 
   // exec time of one kernel; NaN when the model cannot estimate it.
   double Exec(const Instruction& inst) {
@@ -356,8 +418,9 @@ class PriorityCalculator {
     auto [it, inserted] = can_fuse_.try_emplace(
         std::make_pair(producer.unique_id(), consumer.unique_id()), false);
     if (inserted) {
-      it->second = static_cast<bool>(CanFuseRules(producer, consumer)) &&
-                   Accepted(producer) && Accepted(consumer);
+      it->second =
+          static_cast<bool>(CanFuseRules(producer, consumer, &rules_)) &&
+          Accepted(producer) && Accepted(consumer) && !IsDead(consumer);
     }
     return it->second;
   }
@@ -390,8 +453,7 @@ class PriorityCalculator {
     if (slot == nullptr) {
       slot = std::make_unique<KernelFacts>();
       KernelFacts& f = *slot;
-      f.analyzed =
-          model_.cost_analysis().Analyze(inst, &f.props, &f.info).ok();
+      f.analyzed = model_.cost_analysis().Analyze(inst, &f.props, &f.info).ok();
       f.library = GpuPerformanceModel::IsLibraryCall(inst);
       if (inst.opcode() == Opcode::kFusion) {
         f.bad_transpose = HasBadTranspose(inst);
@@ -407,9 +469,9 @@ class PriorityCalculator {
                           const Instruction& consumer) {
     const double kNaN = std::nan("");
     auto is_producer = [&](const Instruction* o) {
-      return o == &producer || (o->opcode() == Opcode::kGetTupleElement &&
-                                o->operand_count() == 1 &&
-                                o->operand(0) == &producer);
+      return o == &producer ||
+             (o->opcode() == Opcode::kGetTupleElement &&
+              o->operand_count() == 1 && o->operand(0) == &producer);
     };
     const KernelFacts& pf = Facts(producer);
     const KernelFacts& cf = Facts(consumer);
@@ -418,8 +480,7 @@ class PriorityCalculator {
                      is_producer)) {
       return kNaN;
     }
-    if (!pf.analyzed || !cf.analyzed || pf.props.unknown ||
-        cf.props.unknown) {
+    if (!pf.analyzed || !cf.analyzed || pf.props.unknown || cf.props.unknown) {
       return kNaN;
     }
     const CostProperties& pp = pf.props;
@@ -511,8 +572,8 @@ class PriorityCalculator {
           model_.CoalescingRate(o->shape().element_type(), coalesced));
     }
     const double write_time = model_.WriteTime(cp.output_bytes);
-    return GpuPerformanceModel::CombineComputeAndMemory(
-        compute_time, read_time + write_time);
+    return GpuPerformanceModel::CombineComputeAndMemory(compute_time,
+                                                        read_time + write_time);
   }
 
   // FusionOpsAccept, cached (fusion bodies are walked).
@@ -525,6 +586,7 @@ class PriorityCalculator {
   const GpuPerformanceModel& model_;
   const double launch_;
   absl::flat_hash_map<int64_t, bool> accepted_;
+  RuleCache rules_;
   absl::flat_hash_map<int64_t, std::unique_ptr<KernelFacts>> facts_;
   absl::flat_hash_map<int64_t, double> exec_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, double> fused_;
@@ -546,7 +608,6 @@ bool IsSmallConstant(const Instruction& inst) {
   return inst.opcode() == Opcode::kConstant && inst.shape().IsArray() &&
          inst.shape().ElementsIn() <= 1;
 }
-
 
 // One computation's run.
 class FusionQueue {
@@ -587,9 +648,7 @@ class FusionQueue {
       for (Instruction* consumer : consumers) {
         if (consumer->opcode() == Opcode::kBitcast) continue;
         const int64_t consumer_id = consumer->unique_id();
-        HLOGYM_ASSIGN_OR_RETURN(
-            Instruction * fusion,
-            Fuse(producer, consumer));
+        HLOGYM_ASSIGN_OR_RETURN(Instruction * fusion, Fuse(producer, consumer));
         nodes_.erase(consumer_id);
         fusions.push_back(fusion);
         ++stats_->fusions;
@@ -624,18 +683,35 @@ class FusionQueue {
  private:
   // Fuses `producer` into `consumer` (duplicated for its other users). The
   // kind is that of the emitter the fused computation gets, as XLA derives
-  // it from the fusion analysis; it is set on the brand-new fusion, which
-  // nothing refers to yet.
+  // it from the fusion analysis; it is set on the fusion this run just
+  // created (no original instruction changes).
   absl::StatusOr<Instruction*> Fuse(Instruction* producer,
                                     Instruction* consumer) {
     HLOGYM_ASSIGN_OR_RETURN(
         Instruction * fusion,
         FuseProducerIntoConsumer(rw_, producer, consumer, FusionKind::kLoop,
                                  ExternalUses::kDuplicate));
+    SetKind(fusion);
+    return fusion;
+  }
+  // Fuses producers (small constants) into their consumer, the last member.
+  absl::StatusOr<Instruction*> Fuse(const std::vector<Instruction*>& members) {
+    FuseOptions options;
+    options.kind = FusionKind::kLoop;
+    options.external_uses = ExternalUses::kDuplicate;
+    const Instruction* consumer = members.back();
+    options.name = consumer->opcode() == Opcode::kFusion
+                       ? std::string_view(consumer->name())
+                       : std::string_view("fusion");
+    HLOGYM_ASSIGN_OR_RETURN(Instruction * fusion,
+                            FuseInstructions(rw_, members, options));
+    SetKind(fusion);
+    return fusion;
+  }
+  static void SetKind(Instruction* fusion) {
     if (const Computation* body = fusion->fused_computation()) {
       fusion->set_fusion_kind(FusionKindForComputation(*body));
     }
-    return fusion;
   }
 
   struct Node {
@@ -683,17 +759,16 @@ class FusionQueue {
   // unchanged pairs come from the caches.
   void UpdateAfterFusion(int64_t producer_id,
                          const std::vector<Instruction*>& fusions) {
+    // The new fusions are not members of later fusions of the same
+    // producer (they no longer read it), so all are alive here.
     std::vector<Instruction*> update;
     absl::flat_hash_set<int64_t> seen;
     for (Instruction* f : fusions) {
-      if (rw_.IsRemoved(f->unique_id())) continue;
       if (seen.insert(f->unique_id()).second) update.push_back(f);
     }
     for (Instruction* f : fusions) {
-      if (rw_.IsRemoved(f->unique_id())) continue;
       for (Instruction* o : f->operands()) {
-        if (o->unique_id() == producer_id ||
-            o->opcode() == Opcode::kConstant ||
+        if (o->unique_id() == producer_id || o->opcode() == Opcode::kConstant ||
             o->opcode() == Opcode::kGetTupleElement || !IsCandidate(*o)) {
           continue;
         }
@@ -704,27 +779,34 @@ class FusionQueue {
   }
 
   // After the queue: constants of at most one element go into each
-  // fusible user.
+  // fusible user. XLA fuses them one constant and one user at a time; the
+  // result is the same as fusing all of a user's small constants at once,
+  // which clones a large consumer once instead of once per constant.
   absl::StatusOr<bool> FuseSmallConstants() {
-    std::vector<std::pair<int64_t, Instruction*>> constants;
+    std::vector<std::pair<int64_t, Instruction*>> users;
     for (Instruction* inst : computation_->MakeInstructionPostOrder()) {
-      if (IsSmallConstant(*inst)) constants.push_back({inst->unique_id(), inst});
+      users.push_back({inst->unique_id(), inst});
     }
     bool changed = false;
-    for (auto [id, constant] : constants) {
-      if (rw_.IsRemoved(id)) continue;
-      const std::vector<Instruction*> users(constant->users().begin(),
-                                            constant->users().end());
-      for (Instruction* user : users) {
-        if (rw_.IsRemoved(id)) break;
-        if (!IsFusible(*user) || !CheckScatterLegality(*constant, *user) ||
-            !FusionOpsAccept(*constant) || !FusionOpsAccept(*user)) {
-          continue;
-        }
-        HLOGYM_RETURN_IF_ERROR(Fuse(constant, user).status());
-        ++stats_->constant_fusions;
-        changed = true;
+    std::vector<Instruction*> members;
+    for (auto [id, user] : users) {
+      if (rw_.IsRemoved(id) || !IsFusible(*user) || IsDead(*user) ||
+          !FusionOpsAccept(*user)) {
+        continue;
       }
+      members.clear();
+      for (Instruction* o : user->operands()) {
+        if (IsSmallConstant(*o) && CheckScatterLegality(*o, *user) &&
+            FusionOpsAccept(*o) &&
+            std::find(members.begin(), members.end(), o) == members.end()) {
+          members.push_back(o);
+        }
+      }
+      if (members.empty()) continue;
+      stats_->constant_fusions += static_cast<int64_t>(members.size());
+      members.push_back(user);
+      HLOGYM_RETURN_IF_ERROR(Fuse(members).status());
+      changed = true;
     }
     return changed;
   }
@@ -781,9 +863,9 @@ absl::StatusOr<double> PriorityFusion::FusedExecTime(
   PriorityCalculator calc(*model);
   const double t = calc.FusedExec(producer, consumer);
   if (std::isnan(t)) {
-    return absl::InvalidArgumentError(
-        StrCat("no estimate for fusing '", producer.name(), "' into '",
-               consumer.name(), "'"));
+    return absl::InvalidArgumentError(StrCat("no estimate for fusing '",
+                                             producer.name(), "' into '",
+                                             consumer.name(), "'"));
   }
   return t;
 }
@@ -803,6 +885,7 @@ FusionDecision PriorityFusion::CanFuse(const Instruction& producer,
     return FusionDecision::Forbid(
         "control dependencies or side effects on the producer or consumer");
   }
+  if (IsDead(consumer)) return FusionDecision::Forbid("the consumer is dead");
   return FusionDecision::Allow();
 }
 

@@ -9,18 +9,24 @@
 //    constant (small ones are handled at the end), -inf when some
 //    non-bitcast user cannot take it (CanFuse) or every user is a bitcast,
 //    else time_unfused - time_fused of the model over its non-bitcast users
-//    (GpuPerformanceModel::EstimateRunTimes). Negative priorities are not
-//    queued; ties go to the higher unique id.
+//    (as GpuPerformanceModel::EstimateRunTimes: launch + exec(P) + the sum
+//    over consumers of exec(C) - exec(P fused into C)). Negative priorities
+//    are not queued; ties go to the higher unique id (a max-heap on
+//    (priority, id) with lazy deletion).
 //  * main loop: pop the best producer, fuse it into every non-bitcast
 //    consumer (a bitcast producer only into those it can fuse into) with
-//    ExternalUses::kDuplicate, the new fusion's kind being the emitter of
-//    the fused computation (FusionKindForComputation). A producer left
-//    without users disappears. Then the priorities of the new fusions and
-//    of their fusible operands (not the producer, constants or
-//    get-tuple-elements) are recomputed. Model estimates and CanFuse
-//    results are cached per instruction and per (producer, consumer) pair
-//    by unique id; fusing replaces both sides with new instructions (new
-//    ids), which invalidates their entries.
+//    FuseProducerIntoConsumer(..., ExternalUses::kDuplicate); the new
+//    fusion's kind is the emitter of its fused computation
+//    (FusionKindForComputation of the result). A producer left without
+//    users disappears. Then the priorities of the new fusions and of their
+//    fusible operands (not the producer, constants or get-tuple-elements)
+//    are recomputed: each is the sum of per-(producer, consumer) terms, and
+//    only the terms of new pairs are estimated (XLA adds the new
+//    consumers' terms to the old priority and subtracts the removed ones';
+//    the result is the same up to rounding). Estimates, cost analyses and
+//    CanFuse results are cached by unique id; fusing replaces the consumer
+//    (and the producer's fused copy) with new instructions, new ids, so
+//    nothing stale is looked up.
 //  * CanFuse, in order: the producer is not the computation's root; both
 //    fusible; both array-shaped; the consumer is not a bitcast (unless a
 //    broadcast feeds a bitcast whose users are all transposes); scatter
@@ -29,18 +35,20 @@
 //    producer must not turn into a loop fusion; FusionFitsInBudget;
 //    ProducerConsumerMergedTooLarge; ShouldFuseInPlaceOp. (XLA's Triton
 //    path is not modelled.) Pairs with control dependencies or side
-//    effects are refused too, as the fusion operations reject them.
+//    effects, and dead consumers, are refused too: the fusion operations
+//    reject them.
 //  * after the queue drains, every constant with at most one element is
-//    fused into each fusible user (scatter legality respected).
+//    fused into each fusible user (scatter legality respected); a user's
+//    small constants are fused in one step.
 // XLA also renames instructions with a ".0" suffix; this pass does not.
 //
 // Dry mode (an agent overrides XLA's choices): the pass proposes, on the
 // original graph only, the fusion of every producer that the queue would
-// hold (priority >= 0, which includes bitcasts) into each consumer it can
-// fuse into, and of every small constant into each fusible user. Each
-// proposal is one step (no chaining: a fusion created in the run is never
-// fused again), so every consumer's uses get one alternatives node listing
-// the original and one candidate per proposed producer.
+// hold at the start (priority >= 0, which includes bitcasts) into each
+// consumer it can fuse into, and of each user's small constants into it.
+// Each proposal is one step (no chaining: a fusion created in the run is
+// never fused again), so each use of a consumer gets one alternatives node
+// listing the original and one candidate per proposal for that consumer.
 #ifndef HLOGYM_PASSES_PRIORITY_FUSION_H_
 #define HLOGYM_PASSES_PRIORITY_FUSION_H_
 

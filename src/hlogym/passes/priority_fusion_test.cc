@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -103,9 +103,8 @@ TEST(PriorityFusion, BitcastGoesFirstAndConstantIsNoProducer) {
   Apply(pass, kBitcastChain);
   ASSERT_FALSE(pass.stats().order.empty());
   EXPECT_EQ(pass.stats().order.front(), "b");
-  EXPECT_EQ(std::count(pass.stats().order.begin(), pass.stats().order.end(),
-                       "c"),
-            0);
+  EXPECT_EQ(
+      std::count(pass.stats().order.begin(), pass.stats().order.end(), "c"), 0);
   // Everything ends in one loop fusion; the scalar constant joined it last.
   const Instruction* root = test::Root(*r.applied);
   ASSERT_EQ(root->opcode(), Opcode::kFusion);
@@ -291,6 +290,26 @@ TEST(PriorityFusion, ProducerWithAnUnfusibleUserStays) {
   EXPECT_EQ(pass.stats().fusions, 0);
 }
 
+// A consumer nobody reads is left for DCE.
+constexpr std::string_view kDeadConsumer = R"(
+HloModule dead
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[16] parameter(1)
+  big = f32[1024] add(p0, p0)
+  dead = f32[1024] multiply(big, big)
+  ROOT r = f32[16] negate(p1)
+}
+)";
+
+TEST(PriorityFusion, DeadConsumerIsNotFusedInto) {
+  auto m = ParseAndVerify(kDeadConsumer);
+  EXPECT_EQ(CanFuseReason(*m, "big", "dead"), "the consumer is dead");
+  PriorityFusion pass;
+  EXPECT_EQ(PriorityOf(pass, *m, "big"), -kInf);
+  test::ExpectNoRewrite(pass, kDeadConsumer);
+}
+
 // ---- Duplication.
 
 constexpr std::string_view kTwoConsumers = R"(
@@ -401,9 +420,8 @@ TEST(PriorityFusion, SmallConstantsJoinAtTheEnd) {
   EXPECT_EQ(body->root_instruction()->opcode(), Opcode::kAdd);
   Apply(pass, kConstants);
   EXPECT_EQ(pass.stats().constant_fusions, 1);
-  EXPECT_EQ(std::count(pass.stats().order.begin(), pass.stats().order.end(),
-                       "c"),
-            0);
+  EXPECT_EQ(
+      std::count(pass.stats().order.begin(), pass.stats().order.end(), "c"), 0);
 }
 
 // ---- Budgets.
@@ -413,7 +431,8 @@ TEST(PriorityFusion, SmallConstantsJoinAtTheEnd) {
 std::string ConcatBudget(int n) {
   std::ostringstream text;
   text << "HloModule budget\nENTRY main {\n";
-  for (int i = 0; i < 60; ++i) text << "  p" << i << " = f32[4] parameter(" << i << ")\n";
+  for (int i = 0; i < 60; ++i)
+    text << "  p" << i << " = f32[4] parameter(" << i << ")\n";
   for (int i = 0; i < n; ++i) {
     text << "  q" << i << " = f32[4] parameter(" << 60 + i << ")\n";
   }
@@ -611,9 +630,9 @@ TEST(PriorityFusion, LargestCorpusModuleIsFast) {
   const std::clock_t start_cpu = std::clock();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<bool> changed = pass.Run(m->get());
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   const double cpu_seconds =
       static_cast<double>(std::clock() - start_cpu) / CLOCKS_PER_SEC;
   ASSERT_TRUE(changed.ok()) << changed.status();
@@ -627,52 +646,5 @@ TEST(PriorityFusion, LargestCorpusModuleIsFast) {
   EXPECT_TRUE(VerifyModule(**m).ok()) << VerifyModule(**m);
 }
 
-}  // namespace
-}  // namespace hlogym
-
-namespace hlogym {
-namespace {
-TEST(PriorityFusionTmp, CorpusSweep) {
-  const char* dir_env = getenv("PF_SWEEP");
-  if (dir_env == nullptr) GTEST_SKIP();
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir_env)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  int step = getenv("PF_STEP") ? atoi(getenv("PF_STEP")) : 1;
-  int done = 0, ran = 0;
-  for (size_t i = 0; i < files.size(); i += step) {
-    std::ifstream in(files[i]);
-    std::stringstream ss; ss << in.rdbuf();
-    auto m = ParseModule(ss.str());
-    if (!m.ok() || !VerifyModule(**m).ok()) continue;
-    ++done;
-    auto orig = (*m)->Clone();
-    auto dry = (*m)->Clone();
-    PriorityFusion pass;
-    auto c = pass.Run(m->get());
-    ASSERT_TRUE(c.ok()) << files[i] << c.status();
-    auto v = VerifyModule(**m);
-    EXPECT_TRUE(v.ok()) << files[i] << v;
-    auto d = pass.RunDry(dry.get());
-    ASSERT_TRUE(d.ok()) << files[i] << d.status();
-    v = VerifyModule(*dry);
-    EXPECT_TRUE(v.ok()) << files[i] << v;
-    if (getenv("PF_RUN") && orig->instruction_count() < 400) {
-      auto inputs = GenerateInputs(ParameterShapes(*orig->entry_computation()), 1);
-      if (!inputs.ok()) continue;
-      InterpreterOptions io; io.max_while_iterations = 1000;
-      Interpreter a(io);
-      auto ra = a.Run(*orig, *inputs);
-      if (!ra.ok()) continue;
-      ++ran;
-      Interpreter b(io);
-      auto rb = b.Run(**m, *inputs);
-      ASSERT_TRUE(rb.ok()) << files[i] << rb.status();
-      CompareReport rep = Compare(*rb, *ra, CompareOptions());
-      EXPECT_TRUE(rep.ok) << files[i] << rep.ToString();
-    }
-  }
-  std::cout << done << " modules, " << ran << " run\n";
-}
 }  // namespace
 }  // namespace hlogym

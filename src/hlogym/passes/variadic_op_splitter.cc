@@ -29,12 +29,12 @@ absl::StatusOr<bool> SplitConcatenate(Rewriter& rw, Instruction* concat) {
         break;
       }
       const int64_t count = std::min(kMaxKernelParameters, n - offset);
-      HLOGYM_ASSIGN_OR_RETURN(
-          Instruction * part,
-          MakeConcatenate(rw,
-                          std::span<Instruction* const>(
-                              level.data() + offset, static_cast<size_t>(count)),
-                          dimension));
+      HLOGYM_ASSIGN_OR_RETURN(Instruction * part,
+                              MakeConcatenate(rw,
+                                              std::span<Instruction* const>(
+                                                  level.data() + offset,
+                                                  static_cast<size_t>(count)),
+                                              dimension));
       next.push_back(part);
     }
     level = std::move(next);
@@ -44,8 +44,7 @@ absl::StatusOr<bool> SplitConcatenate(Rewriter& rw, Instruction* concat) {
 
 }  // namespace
 
-absl::StatusOr<bool> VariadicOpSplitter::RunWith(Module* module,
-                                                 Rewriter& rw) {
+absl::StatusOr<bool> VariadicOpSplitter::RunWith(Module* module, Rewriter& rw) {
   return VisitInstructionsPostOrder(module, rw, [&](Instruction* inst) {
     return SplitConcatenate(rw, inst);
   });
