@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "hlogym/data/extract.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
@@ -28,13 +29,6 @@ struct ExtractArgs {
   std::string out;
   ExtractOptions options;
 };
-
-std::string Hex16(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
-}
 
 std::string FirstLine(std::string_view s) {
   return std::string(s.substr(0, s.find('\n')));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli_util.h"
 #include "cost_command.h"
 #include "extract_command.h"
 #include "hlogym/cost/evaluator.h"
@@ -160,13 +161,6 @@ void PrintStats(const std::string& title, const Stats& s) {
       std::printf("    %-28s %lld\n", k.c_str(), static_cast<long long>(v));
     }
   }
-}
-
-std::string Hex16(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
 }
 
 // Parse, verify, print, re-parse and re-print; returns "" on success or a

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/ir/verifier.h"
@@ -24,11 +25,6 @@ namespace hlogym {
 namespace {
 
 constexpr int kChecklistEntries = 212;
-
-int Fail(const std::string& message) {
-  std::cerr << message << "\n";
-  return 1;
-}
 
 absl::StatusOr<std::unique_ptr<Module>> Load(const std::string& file) {
   absl::StatusOr<std::unique_ptr<Module>> m = ParseModuleFile(file);
@@ -49,13 +45,6 @@ int Write(const Module& m, const std::string& out) {
   f << text;
   if (!f) return Fail(StrCat("cannot write '", out, "'"));
   return 0;
-}
-
-std::string Hex(uint64_t h) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
 }
 
 double Ms(std::chrono::steady_clock::time_point t0) {
@@ -171,7 +160,7 @@ int RunRunPass(const PassArgs& a) {
                a.file.c_str(), *changed ? "changed" : "unchanged",
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()), ms,
-               Hex(DagHash(**m)).c_str());
+               Hex16(DagHash(**m)).c_str());
   return Write(**m, a.out);
 }
 
@@ -258,7 +247,7 @@ int RunApply(const std::string& file, const std::string& decisions,
                static_cast<long long>(stats->non_original),
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()),
-               Hex(DagHash(**m)).c_str());
+               Hex16(DagHash(**m)).c_str());
   return Write(**m, out);
 }
 
@@ -290,7 +279,7 @@ int RunRewriteLoop(const PassArgs& a, const std::string& policy_text,
                static_cast<long long>(stats->rejected_cyclic),
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()), ms,
-               Hex(DagHash(**m)).c_str());
+               Hex16(DagHash(**m)).c_str());
   int rc = Write(**m, a.out);
   return rc != 0 ? rc : (stats->converged ? 0 : 3);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "hlogym/cost/device.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/ir/dag_hash.h"
@@ -37,18 +38,6 @@ struct PipelineArgs {
   bool list = false;
   bool verify = false;
 };
-
-int Fail(const std::string& message) {
-  std::cerr << message << "\n";
-  return 1;
-}
-
-std::string Hex(uint64_t h) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
-}
 
 int ListPipelines() {
   for (const NamedPipelineInfo& p : NamedPipelines()) {
@@ -144,7 +133,7 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
   }
   absl::StatusOr<EvaluationResult> after = evaluator.Evaluate(**m);
   if (!after.ok()) return Fail(std::string(after.status().message()));
-  const std::string hash = Hex(DagHash(**m));
+  const std::string hash = Hex16(DagHash(**m));
 
   if (a.json) {
     nlohmann::json j;

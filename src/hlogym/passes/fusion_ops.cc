@@ -548,8 +548,6 @@ class FusionBuilder {
     return absl::OkStatus();
   }
 
-  std::vector<Instruction*>& members() { return members_; }
-
  private:
   Rewriter& rw_;
   Module* module_;
@@ -656,10 +654,9 @@ absl::StatusOr<Instruction*> FuseHorizontally(
     return absl::InvalidArgumentError(
         "horizontal fusion needs at least two instructions");
   }
-  if (WouldCreateCycle(members)) {
-    return absl::InvalidArgumentError(
-        "horizontal fusion members must be independent");
-  }
+  // Only direct reads are checked here; as for FuseInstructions, the
+  // caller guarantees there is no longer path (WouldCreateCycle), which a
+  // search over every ancestor would make quadratic on large graphs.
   for (Instruction* m : members) {
     for (Instruction* o : m->operands()) {
       for (Instruction* other : members) {

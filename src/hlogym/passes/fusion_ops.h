@@ -89,6 +89,8 @@ absl::StatusOr<std::vector<Instruction*>> MergeIntoUsers(Rewriter& rw,
 // tuple root holds every output. Sliced mode: each output is flattened to
 // rank 1, the outputs of each index are concatenated, and the users read
 // slices of the concatenation (reshaped back): a kInput fusion.
+// Members must be independent: one reading another is an error; longer
+// paths are the caller's to rule out (WouldCreateCycle).
 absl::StatusOr<Instruction*> FuseHorizontally(
     Rewriter& rw, std::span<Instruction* const> members, bool sliced);
 

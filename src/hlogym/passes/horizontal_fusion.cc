@@ -273,18 +273,10 @@ class LoopFusionImpl {
   }
 
   // The members are independent by construction (the consumer and a root
-  // without users are their only readers). Plain mode therefore builds the
-  // fusion directly: FuseHorizontally's own independence check searches
-  // every ancestor of the members, which made the pass quadratic on large
-  // graphs. The result is the same kLoop fusion with one tuple output per
-  // member result.
+  // without users are their only readers).
   absl::StatusOr<Instruction*> Fuse(std::span<Instruction* const> members,
                                     bool sliced) {
-    if (sliced) return FuseHorizontally(rw_, members, /*sliced=*/true);
-    FuseOptions options;
-    options.kind = FusionKind::kLoop;
-    options.name = "horizontal_fusion";
-    return FuseInstructions(rw_, members, options);
+    return FuseHorizontally(rw_, members, sliced);
   }
 
   absl::StatusOr<bool> FuseConsumerOperands(

@@ -1,8 +1,6 @@
 #include "hlogym/passes/rewriter.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
