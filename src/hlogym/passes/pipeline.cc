@@ -180,6 +180,11 @@ std::string Pipeline::Describe() const {
 PipelineRunner::PipelineRunner(Pipeline* pipeline, Module* module)
     : pipeline_(pipeline), module_(module) {}
 
+PipelineRunner::PipelineRunner(const PipelineRunner& other, Module* module)
+    : PipelineRunner(other) {
+  module_ = module;
+}
+
 absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
   if (!started_) {
     started_ = true;

@@ -82,12 +82,16 @@ class PipelineRunner {
  public:
   enum class State { kPaused, kDone };
   PipelineRunner(Pipeline* pipeline, Module* module);
+  // The same position in the same pipeline, over another module (a copy of
+  // this runner's module: forks of an environment).
+  PipelineRunner(const PipelineRunner& other, Module* module);
 
   absl::StatusOr<State> Run();
   bool done() const { return frames_.empty() && started_; }
   // The dry pass that paused the run, and what it offered.
   std::string_view paused_at() const { return paused_at_; }
   const AugmentStats& last_augment() const { return last_augment_; }
+  bool paused() const { return paused_; }
   // Passes run so far (dry runs included).
   int64_t passes_run() const { return passes_run_; }
 

@@ -1,0 +1,376 @@
+#include "hlogym/env/env.h"
+
+#include <algorithm>
+#include <fstream>
+#include <utility>
+
+#include "hlogym/eval/compare.h"
+#include "hlogym/eval/inputs.h"
+#include "hlogym/eval/interpreter.h"
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+#include "hlogym/ir/verifier.h"
+#include "hlogym/passes/pipelines.h"
+#include "hlogym/text/parser.h"
+#include "hlogym/text/printer.h"
+
+namespace hlogym {
+namespace {
+
+// A decision loop stops after this many rounds (each round changes the
+// graph; real graphs converge long before).
+constexpr int64_t kMaxDecisionRounds = 200;
+
+bool HasDryPass(const Pipeline& p) {
+  for (const Pipeline::Entry& e : p.entries()) {
+    if (e.dry && e.enabled) return true;
+    if (auto* sub = dynamic_cast<const Pipeline*>(e.pass.get())) {
+      if (HasDryPass(*sub)) return true;
+    }
+  }
+  return false;
+}
+
+bool Contains(const Pipeline& p, std::string_view pass) {
+  for (const Pipeline::Entry& e : p.entries()) {
+    if (e.pass->name() == pass) return true;
+    if (auto* sub = dynamic_cast<const Pipeline*>(e.pass.get())) {
+      if (Contains(*sub, pass)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> DecisionPipelineNames() {
+  std::vector<std::string> names;
+  for (const NamedPipelineInfo& p : NamedPipelines()) names.push_back(p.name);
+  for (const PassRegistry::Entry& e : PassRegistry::Global().entries()) {
+    names.push_back(e.name);
+  }
+  return names;
+}
+
+absl::StatusOr<std::unique_ptr<Pipeline>> BuildDecisionPipeline(
+    std::string_view name) {
+  for (const NamedPipelineInfo& p : NamedPipelines()) {
+    if (p.name == name) return BuildNamedPipeline(name);
+  }
+  if (!PassRegistry::Global().Contains(name)) {
+    std::string known;
+    for (const NamedPipelineInfo& p : NamedPipelines()) {
+      StrAppend(&known, known.empty() ? "" : ", ", p.name);
+    }
+    return absl::NotFoundError(
+        StrCat("unknown pipeline or pass '", name, "' (pipelines: ", known,
+               "; or any pass of `hlogym passes`, run dry inside xla-gpu)"));
+  }
+  // The pass decides inside the baseline pipeline: every occurrence of it
+  // in xla-gpu turns dry, so the rest of the pipeline (fusion included)
+  // runs as the baseline's does. A pass that xla-gpu lacks runs as a dry
+  // loop with CSE and DCE before it.
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> base,
+                          BuildNamedPipeline("xla-gpu"));
+  if (Contains(*base, name)) {
+    HLOGYM_RETURN_IF_ERROR(base->SetDry(name, true));
+    return base;
+  }
+  auto root = std::make_unique<Pipeline>(std::string(name));
+  Pipeline* loop = root->AddPipeline(StrCat(name, "-loop"));
+  loop->set_max_iterations(kMaxDecisionRounds);
+  HLOGYM_RETURN_IF_ERROR(loop->AddPass(name, /*dry=*/true).status());
+  HLOGYM_RETURN_IF_ERROR(loop->AddPass("hlo-cse").status());
+  HLOGYM_RETURN_IF_ERROR(loop->AddPass("hlo-dce").status());
+  root->AddPass(std::move(base));
+  return root;
+}
+
+Env::Env(std::unique_ptr<Module> module, EnvOptions options)
+    : module_(std::move(module)), options_(std::move(options)) {}
+
+Env::~Env() = default;
+
+absl::StatusOr<std::unique_ptr<Env>> Env::FromModule(
+    std::unique_ptr<Module> module, EnvOptions options) {
+  if (module == nullptr || module->entry_computation() == nullptr) {
+    return absl::InvalidArgumentError("the module has no entry computation");
+  }
+  HLOGYM_RETURN_IF_ERROR(VerifyModule(*module));
+  auto env = std::unique_ptr<Env>(new Env(std::move(module), options));
+  HLOGYM_RETURN_IF_ERROR(env->EnsureEvaluator());
+  return env;
+}
+
+absl::StatusOr<std::unique_ptr<Env>> Env::FromText(std::string_view text,
+                                                   EnvOptions options) {
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Module> m, ParseModule(text));
+  return FromModule(std::move(m), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Env>> Env::FromFile(const std::string& path,
+                                                   EnvOptions options) {
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Module> m, ParseModuleFile(path));
+  return FromModule(std::move(m), std::move(options));
+}
+
+absl::Status Env::EnsureEvaluator() {
+  if (evaluator_ != nullptr) return absl::OkStatus();
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> e,
+                          CreateEvaluator(options_.evaluator));
+  evaluator_ = std::move(e);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
+  if (paused_) {
+    return absl::FailedPreconditionError(
+        StrCat("pipeline '", pipeline_name_,
+               "' is paused at a decision: apply decisions first"));
+  }
+  if (!dry && !::hlogym::AlternativeNodes(*module_).empty()) {
+    return absl::FailedPreconditionError(
+        "the module has alternatives nodes: apply decisions before running "
+        "a pass");
+  }
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pass> p,
+                          PassRegistry::Global().Create(pass));
+  if (dry) {
+    HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, p->RunDry(module_.get()));
+    return s.alternatives > 0;
+  }
+  HLOGYM_ASSIGN_OR_RETURN(bool changed, p->Run(module_.get()));
+  if (options_.verify) HLOGYM_RETURN_IF_ERROR(VerifyModule(*module_));
+  return changed;
+}
+
+absl::StatusOr<bool> Env::StartPipeline(std::string_view name,
+                                        std::vector<std::string> disabled) {
+  if (paused_) {
+    return absl::FailedPreconditionError(
+        StrCat("pipeline '", pipeline_name_,
+               "' is paused at a decision: apply decisions first"));
+  }
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p,
+                          BuildDecisionPipeline(name));
+  for (const std::string& d : disabled) {
+    HLOGYM_RETURN_IF_ERROR(p->SetEnabled(d, false));
+  }
+  p->ForEachPass([&](Pass* pass) {
+    if (auto* sub = dynamic_cast<Pipeline*>(pass)) {
+      sub->set_verify(options_.verify);
+    }
+  });
+  p->set_verify(options_.verify);
+  pipeline_ = std::move(p);
+  pipeline_name_ = std::string(name);
+  runner_ = std::make_unique<PipelineRunner>(pipeline_.get(), module_.get());
+  started_ = true;
+  paused_ = false;
+  steps_ = 0;
+  return RunToPause();
+}
+
+absl::StatusOr<bool> Env::RunToPause() {
+  HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s, runner_->Run());
+  paused_ = s == PipelineRunner::State::kPaused;
+  return paused_;
+}
+
+absl::StatusOr<bool> Env::Resume() {
+  if (runner_ == nullptr) {
+    return absl::FailedPreconditionError("no pipeline was started");
+  }
+  if (!paused_) return false;
+  return RunToPause();
+}
+
+int64_t Env::passes_run() const {
+  return runner_ == nullptr ? 0 : runner_->passes_run();
+}
+
+std::vector<Instruction*> Env::AlternativeNodes() const {
+  return ::hlogym::AlternativeNodes(*module_);
+}
+
+std::vector<int64_t> Env::ChoiceCounts() const {
+  std::vector<int64_t> counts;
+  for (const Instruction* n : AlternativeNodes()) {
+    counts.push_back(n->operand_count());
+  }
+  return counts;
+}
+
+absl::StatusOr<ApplyStats> Env::Apply(std::span<const int64_t> decisions) {
+  HLOGYM_ASSIGN_OR_RETURN(ApplyStats s,
+                          ApplyDecisions(module_.get(), decisions));
+  if (options_.verify) HLOGYM_RETURN_IF_ERROR(VerifyModule(*module_));
+  return s;
+}
+
+absl::StatusOr<ApplyStats> Env::ApplyIndexed(
+    std::span<const int64_t> node_indices,
+    std::span<const int64_t> operand_indices) {
+  if (node_indices.size() != operand_indices.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("decisions: ", node_indices.size(), " node indices but ",
+               operand_indices.size(), " operand indices"));
+  }
+  std::vector<Instruction*> order = ObservationOrder(*module_);
+  std::vector<Instruction*> nodes = AlternativeNodes();
+  absl::flat_hash_map<const Instruction*, int64_t> slot;
+  for (size_t j = 0; j < nodes.size(); ++j) slot[nodes[j]] = j;
+  std::vector<int64_t> decisions(nodes.size(), -1);
+  for (size_t r = 0; r < node_indices.size(); ++r) {
+    const int64_t idx = node_indices[r];
+    if (idx < 0 || idx >= static_cast<int64_t>(order.size())) {
+      return absl::InvalidArgumentError(
+          StrCat("decision row ", r, ": node index ", idx,
+                 " is out of range (the graph has ", order.size(), " nodes)"));
+    }
+    auto it = slot.find(order[idx]);
+    if (it == slot.end()) {
+      return absl::InvalidArgumentError(StrCat(
+          "decision row ", r, ": node ", idx, " ('", order[idx]->name(), "', ",
+          OpcodeName(order[idx]->opcode()), ") is not an alternatives node"));
+    }
+    if (decisions[it->second] != -1) {
+      return absl::InvalidArgumentError(
+          StrCat("decision row ", r, ": node ", idx, " is decided twice"));
+    }
+    decisions[it->second] = operand_indices[r];
+  }
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    if (decisions[j] == -1) {
+      return absl::InvalidArgumentError(
+          StrCat("no decision for alternatives node '", nodes[j]->name(), "' (",
+                 node_indices.size(), " rows for ", nodes.size(), " nodes)"));
+    }
+  }
+  return Apply(decisions);
+}
+
+absl::StatusOr<StepResult> Env::Step(std::span<const int64_t> decisions) {
+  if (!paused_) {
+    return absl::FailedPreconditionError(
+        runner_ == nullptr ? "no pipeline was started: nothing to decide"
+                           : "the pipeline is done: nothing to decide");
+  }
+  StepResult r;
+  HLOGYM_ASSIGN_OR_RETURN(r.applied, Apply(decisions));
+  r.no_effect = r.applied.non_original == 0;
+  HLOGYM_ASSIGN_OR_RETURN(bool paused, RunToPause());
+  r.done = !paused;
+  ++steps_;
+  return r;
+}
+
+absl::StatusOr<EvaluationResult> Env::Evaluate(std::string_view backend) {
+  if (backend.empty() || backend == options_.evaluator) {
+    HLOGYM_RETURN_IF_ERROR(EnsureEvaluator());
+    return evaluator_->Evaluate(*module_);
+  }
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> e,
+                          CreateEvaluator(backend));
+  return e->Evaluate(*module_);
+}
+
+absl::StatusOr<double> Env::Seconds() {
+  HLOGYM_RETURN_IF_ERROR(EnsureEvaluator());
+  std::vector<int64_t> zeros(AlternativeNodes().size(), 0);
+  if (zeros.empty()) {
+    HLOGYM_ASSIGN_OR_RETURN(EvaluationResult r, evaluator_->Evaluate(*module_));
+    return r.total_seconds;
+  }
+  // The candidates are not part of the program yet: price the graph the
+  // state stands for, every node keeping its original.
+  std::unique_ptr<Module> m = module_->Clone();
+  HLOGYM_RETURN_IF_ERROR(ApplyDecisions(m.get(), zeros).status());
+  HLOGYM_ASSIGN_OR_RETURN(EvaluationResult r, evaluator_->Evaluate(*m));
+  return r.total_seconds;
+}
+
+uint64_t Env::Hash() const { return DagHash(*module_); }
+
+absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,
+                                         uint64_t seed, std::string* report) {
+  const Computation* ea = a.entry_computation();
+  const Computation* eb = b.entry_computation();
+  std::vector<Shape> pa = ParameterShapes(*ea);
+  std::vector<Shape> pb = ParameterShapes(*eb);
+  if (pa.size() != pb.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("the modules take different parameters (", pa.size(), " vs ",
+               pb.size(), ")"));
+  }
+  for (size_t i = 0; i < pa.size(); ++i) {
+    if (!pa[i].Compatible(pb[i])) {
+      return absl::InvalidArgumentError(StrCat("parameter ", i,
+                                               " differs: ", pa[i].ToString(),
+                                               " vs ", pb[i].ToString()));
+    }
+  }
+  HLOGYM_ASSIGN_OR_RETURN(std::vector<Literal> inputs,
+                          GenerateInputs(pa, seed));
+  Interpreter interp;
+  HLOGYM_ASSIGN_OR_RETURN(Literal ra, interp.Run(a, inputs));
+  HLOGYM_ASSIGN_OR_RETURN(Literal rb, interp.Run(b, inputs));
+  CompareReport c = Compare(ra, rb);
+  if (report != nullptr) *report = c.ToString();
+  return c.ok;
+}
+
+absl::StatusOr<bool> Env::HasEqualOutput(const Env& other, uint64_t seed,
+                                         std::string* report) const {
+  return HasEqualOutput(*module_, *other.module_, seed, report);
+}
+
+void Env::CopyStateFrom(const Env& other, bool share_evaluator) {
+  module_ = other.module_->Clone();
+  options_ = other.options_;
+  pipeline_name_ = other.pipeline_name_;
+  pipeline_ = other.pipeline_;
+  runner_ = other.runner_ == nullptr ? nullptr
+                                     : std::make_unique<PipelineRunner>(
+                                           *other.runner_, module_.get());
+  started_ = other.started_;
+  paused_ = other.paused_;
+  steps_ = other.steps_;
+  evaluator_ = share_evaluator ? other.evaluator_ : nullptr;
+}
+
+std::unique_ptr<Env> Env::Clone(bool share_evaluator) const {
+  auto env = std::unique_ptr<Env>(new Env(nullptr, options_));
+  env->CopyStateFrom(*this, share_evaluator);
+  if (env->evaluator_ == nullptr) {
+    // The spec was valid when this environment was made.
+    (void)env->EnsureEvaluator();
+  }
+  return env;
+}
+
+std::unique_ptr<Env> Env::Fork() const { return Clone(true); }
+
+std::shared_ptr<const Env> Env::Save() const {
+  return std::shared_ptr<const Env>(Clone(true).release());
+}
+
+absl::Status Env::Load(const Env& snapshot) {
+  if (&snapshot == this) return absl::OkStatus();
+  CopyStateFrom(snapshot, true);
+  return absl::OkStatus();
+}
+
+std::string Env::ExportText() const { return PrintModule(*module_); }
+
+absl::Status Env::WriteText(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) return absl::NotFoundError(StrCat("cannot write '", path, "'"));
+  out << ExportText();
+  out.close();
+  if (!out) return absl::DataLossError(StrCat("writing '", path, "' failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace hlogym

@@ -1,0 +1,158 @@
+// The environment: one module, the pipeline that rewrites it, and the
+// decisions an agent makes at each pause (HloEnv's MDP).
+//
+// A decision pipeline (`general-fusion`, `single-fusion`,
+// `algebraic-simplifier`, ...) runs its passes until a dry pass leaves
+// `alternatives` nodes; the agent then picks one operand per node (operand
+// 0 keeps the original), Step() applies the picks, prunes, and runs on to
+// the next pause or the end. Every misuse is a Status, never an abort.
+#ifndef HLOGYM_ENV_ENV_H_
+#define HLOGYM_ENV_ENV_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlogym/cost/evaluator.h"
+#include "hlogym/ir/module.h"
+#include "hlogym/passes/alternative_graph.h"
+#include "hlogym/passes/pipeline.h"
+
+namespace hlogym {
+
+struct EnvOptions {
+  // The backend of Evaluate() and of the agents' rewards.
+  std::string evaluator = "model:h100";
+  // Run the verifier after every pass (slower).
+  bool verify = false;
+};
+
+// Decision pipelines: the named pipelines whose dry passes pause (see
+// pipelines.h), plus one per registered pass: `<pass>` runs the pass dry,
+// then CSE and DCE, until it offers nothing (HloEnv's AltPipeline around
+// one pass). `xla-gpu` and the other pipelines without dry passes run to
+// the end at once.
+std::vector<std::string> DecisionPipelineNames();
+absl::StatusOr<std::unique_ptr<Pipeline>> BuildDecisionPipeline(
+    std::string_view name);
+
+// What one Step() did.
+struct StepResult {
+  ApplyStats applied;
+  bool done = false;  // the pipeline ran to its end
+  // The graph did not change (every node kept its original, or the picks
+  // were undone by the passes that followed).
+  bool no_effect = false;
+};
+
+class Env {
+ public:
+  static absl::StatusOr<std::unique_ptr<Env>> FromFile(const std::string& path,
+                                                       EnvOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Env>> FromText(std::string_view text,
+                                                       EnvOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Env>> FromModule(
+      std::unique_ptr<Module> module, EnvOptions options = {});
+  ~Env();
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  const Module& module() const { return *module_; }
+  // Direct access for passes run by hand; decisions made through it are
+  // the caller's to keep consistent.
+  Module* mutable_module() { return module_.get(); }
+  const EnvOptions& options() const { return options_; }
+
+  // ---- Pass control.
+  // Runs one registered pass. Apply mode returns whether it changed the
+  // module; `dry` leaves its alternatives and returns whether there are
+  // any. Refused while a pipeline is paused at a decision.
+  absl::StatusOr<bool> RunPass(std::string_view pass, bool dry = false);
+  // Starts a decision pipeline (see DecisionPipelineNames) and runs it to
+  // its first pause. Returns true when it paused with alternatives, false
+  // when it ran to the end. `disabled` switches passes off by name.
+  absl::StatusOr<bool> StartPipeline(std::string_view name,
+                                     std::vector<std::string> disabled = {});
+  // Resumes after decisions were applied with Apply() (HloEnv's second
+  // run() call). Same result as StartPipeline.
+  absl::StatusOr<bool> Resume();
+  // The pipeline started last, "" when none.
+  const std::string& pipeline_name() const { return pipeline_name_; }
+  bool paused() const { return paused_; }
+  // A pipeline was started and ran to its end.
+  bool done() const { return started_ && !paused_; }
+  // Passes run and pauses so far in this pipeline.
+  int64_t passes_run() const;
+  int64_t steps() const { return steps_; }
+
+  // ---- Decisions.
+  // The alternatives nodes, in observation order (HloEnv's
+  // alternative_indices order).
+  std::vector<Instruction*> AlternativeNodes() const;
+  // Operand count of each alternatives node (the choices per node).
+  std::vector<int64_t> ChoiceCounts() const;
+  // decisions[j] picks an operand of node j. On error nothing changes.
+  absl::StatusOr<ApplyStats> Apply(std::span<const int64_t> decisions);
+  // HloEnv's form: rows (node index in the observation, operand index),
+  // one row per alternatives node, in any order.
+  absl::StatusOr<ApplyStats> ApplyIndexed(
+      std::span<const int64_t> node_indices,
+      std::span<const int64_t> operand_indices);
+  // Apply() then Resume(): one MDP step. Refused when not paused.
+  absl::StatusOr<StepResult> Step(std::span<const int64_t> decisions);
+
+  // ---- Measures.
+  // With the environment's evaluator (cached across calls and forks), or
+  // with another backend spec ("model:a100-40gb", "interpreter").
+  absl::StatusOr<EvaluationResult> Evaluate(std::string_view backend = "");
+  // Modelled seconds with the environment's evaluator, of the program the
+  // state stands for: while paused, every alternatives node counts as its
+  // original (Evaluate() would price the candidates too).
+  absl::StatusOr<double> Seconds();
+  uint64_t Hash() const;
+  // Runs both modules in the interpreter on the same generated inputs
+  // (`seed`) and compares every output buffer with the default
+  // tolerances. `report`, when given, receives the comparison text.
+  absl::StatusOr<bool> HasEqualOutput(const Env& other, uint64_t seed = 0,
+                                      std::string* report = nullptr) const;
+  static absl::StatusOr<bool> HasEqualOutput(const Module& a, const Module& b,
+                                             uint64_t seed = 0,
+                                             std::string* report = nullptr);
+
+  // ---- State.
+  // A deep copy: the module and the pipeline position. The two share the
+  // pipeline description and the evaluator's cache (not thread-safe: use
+  // Clone() with `share_evaluator` false across threads).
+  std::unique_ptr<Env> Fork() const;
+  std::unique_ptr<Env> Clone(bool share_evaluator = false) const;
+  // HloEnv's clone_hlo / load_hlo: a snapshot of the module (and pipeline
+  // position) that Load() restores, any number of times.
+  std::shared_ptr<const Env> Save() const;
+  absl::Status Load(const Env& snapshot);
+  std::string ExportText() const;
+  absl::Status WriteText(const std::string& path) const;
+
+ private:
+  Env(std::unique_ptr<Module> module, EnvOptions options);
+  absl::Status EnsureEvaluator();
+  absl::StatusOr<bool> RunToPause();
+  void CopyStateFrom(const Env& other, bool share_evaluator);
+
+  std::unique_ptr<Module> module_;
+  EnvOptions options_;
+  std::string pipeline_name_;
+  std::shared_ptr<Pipeline> pipeline_;
+  std::unique_ptr<PipelineRunner> runner_;
+  bool started_ = false;
+  bool paused_ = false;
+  int64_t steps_ = 0;
+  std::shared_ptr<Evaluator> evaluator_;
+};
+
+}  // namespace hlogym
+
+#endif  // HLOGYM_ENV_ENV_H_

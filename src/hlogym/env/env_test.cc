@@ -1,0 +1,287 @@
+#include "hlogym/env/env.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "hlogym/ir/dag_hash.h"
+#include "hlogym/passes/pipelines.h"
+#include "hlogym/text/parser.h"
+
+namespace hlogym {
+namespace {
+
+// e has two users (a and n); general fusion offers e into a and e into n
+// as multi-output fusions: 4 alternatives nodes, 2 choices each.
+constexpr std::string_view kShared = R"(
+HloModule shared
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[1024] parameter(1)
+  e = f32[1024] exponential(p0)
+  a = f32[1024] add(e, p1)
+  n = f32[1024] negate(e)
+  ROOT t = (f32[1024], f32[1024]) tuple(a, n)
+}
+)";
+
+std::unique_ptr<Env> MakeEnv(std::string_view text = kShared) {
+  absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
+  EXPECT_TRUE(env.ok()) << env.status();
+  return env.ok() ? std::move(env).value() : nullptr;
+}
+
+std::vector<int64_t> Firsts(const Env& env) {
+  std::vector<int64_t> d;
+  for (int64_t c : env.ChoiceCounts()) d.push_back(c > 1 ? 1 : 0);
+  return d;
+}
+
+TEST(Env, LoadErrorsAreStatuses) {
+  EXPECT_FALSE(
+      Env::FromText("HloModule m\nENTRY e { ROOT x = f32[] bad }").ok());
+  absl::StatusOr<std::unique_ptr<Env>> missing =
+      Env::FromFile("/nonexistent/model.hlo");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/model.hlo"),
+            std::string::npos)
+      << missing.status();
+  EnvOptions bad;
+  bad.evaluator = "model:nosuch";
+  EXPECT_FALSE(Env::FromText(kShared, bad).ok());
+}
+
+TEST(Env, GeneralFusionPausesWithAlternatives) {
+  auto env = MakeEnv();
+  absl::StatusOr<bool> paused = env->StartPipeline("general-fusion");
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  EXPECT_TRUE(*paused);
+  EXPECT_TRUE(env->paused());
+  EXPECT_FALSE(env->done());
+  EXPECT_EQ(env->ChoiceCounts(), (std::vector<int64_t>{2, 2, 2, 2}));
+  EXPECT_EQ(env->pipeline_name(), "general-fusion");
+}
+
+TEST(Env, PickFirstStepsMatchTheNamedPipeline) {
+  auto env = MakeEnv();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  int64_t steps = 0;
+  while (env->paused()) {
+    absl::StatusOr<StepResult> r = env->Step(Firsts(*env));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->no_effect);
+    ++steps;
+    ASSERT_LT(steps, 20);
+  }
+  EXPECT_TRUE(env->done());
+  EXPECT_EQ(env->steps(), steps);
+  // The oracle: the named pipeline with the same policy.
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(kShared);
+  ASSERT_TRUE(m.ok());
+  PipelineRunOptions o;
+  o.policy = DecisionPolicy::First();
+  ASSERT_TRUE(RunNamedPipeline(m->get(), "general-fusion", o).ok());
+  EXPECT_EQ(env->Hash(), DagHash(**m));
+  absl::StatusOr<StepResult> again = env->Step({});
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("done"), std::string::npos);
+}
+
+TEST(Env, OriginalsEverywhereHaveNoEffect) {
+  auto env = MakeEnv();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  absl::StatusOr<StepResult> r = env->Step(std::vector<int64_t>(4, 0));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->no_effect);
+  // Nothing was fused vertically: the loop ends, and horizontal fusion
+  // then puts the two independent roots (add, negate) in one kernel.
+  EXPECT_TRUE(r->done);
+  absl::StatusOr<EvaluationResult> ev = env->Evaluate();
+  ASSERT_TRUE(ev.ok());
+  EXPECT_EQ(ev->kernel_count, 2);  // exponential; add + negate
+}
+
+TEST(Env, BadDecisionsAreErrorsAndChangeNothing) {
+  auto env = MakeEnv();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  const uint64_t before = env->Hash();
+  // Wrong count.
+  absl::StatusOr<StepResult> r = env->Step(std::vector<int64_t>{1});
+  ASSERT_FALSE(r.ok());
+  // Out of range.
+  r = env->Step(std::vector<int64_t>{0, 0, 2, 0});
+  ASSERT_FALSE(r.ok());
+  r = env->Step(std::vector<int64_t>{0, -1, 0, 0});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(env->Hash(), before);
+  EXPECT_TRUE(env->paused());
+  // HloEnv's indexed form: a node that is not an alternatives node.
+  absl::StatusOr<ApplyStats> a =
+      env->ApplyIndexed(std::vector<int64_t>{0}, std::vector<int64_t>{0});
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("not an alternatives node"),
+            std::string::npos)
+      << a.status();
+  EXPECT_EQ(env->Hash(), before);
+  // Running a pass while paused is refused.
+  EXPECT_FALSE(env->RunPass("hlo-dce").ok());
+  EXPECT_FALSE(env->StartPipeline("general-fusion").ok());
+}
+
+TEST(Env, ApplyIndexedMatchesApply) {
+  auto a = MakeEnv();
+  ASSERT_TRUE(a->StartPipeline("general-fusion").ok());
+  auto b = a->Fork();
+  // Rows in reverse order, by observation index.
+  std::vector<Instruction*> order = ObservationOrder(b->module());
+  std::vector<Instruction*> nodes = b->AlternativeNodes();
+  std::vector<int64_t> rows, ops;
+  for (int64_t j = static_cast<int64_t>(nodes.size()) - 1; j >= 0; --j) {
+    int64_t idx =
+        std::find(order.begin(), order.end(), nodes[j]) - order.begin();
+    rows.push_back(idx);
+    ops.push_back(j == 0 ? 1 : 0);
+  }
+  ASSERT_TRUE(b->ApplyIndexed(rows, ops).ok());
+  ASSERT_TRUE(a->Apply(std::vector<int64_t>{1, 0, 0, 0}).ok());
+  EXPECT_EQ(a->Hash(), b->Hash());
+}
+
+TEST(Env, ForksAreIndependent) {
+  auto env = MakeEnv();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  const uint64_t h = env->Hash();
+  auto fork = env->Fork();
+  EXPECT_EQ(fork->Hash(), h);
+  ASSERT_TRUE(fork->Step(Firsts(*fork)).ok());
+  EXPECT_NE(fork->Hash(), h);
+  EXPECT_EQ(env->Hash(), h);
+  EXPECT_TRUE(env->paused());
+  // The original continues on its own.
+  while (env->paused()) ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  while (fork->paused()) ASSERT_TRUE(fork->Step(Firsts(*fork)).ok());
+  EXPECT_EQ(env->Hash(), fork->Hash());
+}
+
+TEST(Env, SaveAndLoadRestoreTheState) {
+  auto env = MakeEnv();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  std::shared_ptr<const Env> snap = env->Save();
+  const uint64_t h = env->Hash();
+  while (env->paused()) ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  ASSERT_NE(env->Hash(), h);
+  ASSERT_TRUE(env->Load(*snap).ok());
+  EXPECT_EQ(env->Hash(), h);
+  EXPECT_TRUE(env->paused());
+  // Loading twice gives the same state again (the snapshot is not used up).
+  while (env->paused()) ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  ASSERT_TRUE(env->Load(*snap).ok());
+  EXPECT_EQ(env->Hash(), h);
+}
+
+TEST(Env, SecondsWhilePausedPricesTheOriginals) {
+  auto env = MakeEnv();
+  absl::StatusOr<double> unopt = env->Seconds();
+  ASSERT_TRUE(unopt.ok());
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  // The pre-fusion passes have nothing to do on this graph: the paused
+  // state stands for the same program.
+  absl::StatusOr<double> paused = env->Seconds();
+  ASSERT_TRUE(paused.ok());
+  EXPECT_DOUBLE_EQ(*paused, *unopt);
+  while (env->paused()) ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  absl::StatusOr<double> fused = env->Seconds();
+  ASSERT_TRUE(fused.ok());
+  EXPECT_LT(*fused, *unopt);
+}
+
+TEST(Env, EqualOutputsAndExportRoundTrip) {
+  auto env = MakeEnv();
+  auto unopt = env->Clone();
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  while (env->paused()) ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  std::string report;
+  absl::StatusOr<bool> eq = env->HasEqualOutput(*unopt, 7, &report);
+  ASSERT_TRUE(eq.ok()) << eq.status();
+  EXPECT_TRUE(*eq) << report;
+  absl::StatusOr<std::unique_ptr<Env>> back = Env::FromText(env->ExportText());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)->Hash(), env->Hash());
+  // A different program is not equal.
+  auto other = MakeEnv(R"(
+HloModule other
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[1024] parameter(1)
+  e = f32[1024] exponential(p0)
+  a = f32[1024] subtract(e, p1)
+  n = f32[1024] negate(e)
+  ROOT t = (f32[1024], f32[1024]) tuple(a, n)
+}
+)");
+  eq = env->HasEqualOutput(*other, 7, &report);
+  ASSERT_TRUE(eq.ok());
+  EXPECT_FALSE(*eq);
+  EXPECT_NE(report.find("out0"), std::string::npos) << report;
+}
+
+TEST(Env, RunPassAndUnknownNames) {
+  auto env = MakeEnv();
+  absl::StatusOr<bool> dry = env->RunPass("general-fusion", /*dry=*/true);
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  EXPECT_TRUE(*dry);
+  EXPECT_EQ(env->AlternativeNodes().size(), 4u);
+  // Apply-mode passes refuse to run over alternatives.
+  EXPECT_FALSE(env->RunPass("hlo-cse").ok());
+  ASSERT_TRUE(env->Apply(std::vector<int64_t>(4, 0)).ok());
+  absl::StatusOr<bool> cse = env->RunPass("hlo-cse");
+  ASSERT_TRUE(cse.ok());
+  EXPECT_FALSE(*cse);
+  absl::StatusOr<bool> unknown = env->RunPass("no-such-pass");
+  ASSERT_FALSE(unknown.ok());
+  absl::StatusOr<bool> p = env->StartPipeline("no-such-pipeline");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("general-fusion"), std::string::npos)
+      << p.status();
+  EXPECT_FALSE(env->StartPipeline("general-fusion", {"no-such-pass"}).ok());
+}
+
+TEST(Env, PassDecisionPipelineRunsInsideTheBaseline) {
+  // x * 1 and x + 0: the algebraic simplifier offers both; declining every
+  // rewrite keeps the multiply, taking them removes it.
+  constexpr std::string_view kAlg = R"(
+HloModule alg
+ENTRY main {
+  p0 = f32[256] parameter(0)
+  one = f32[] constant(1)
+  b = f32[256] broadcast(one), dimensions={}
+  m = f32[256] multiply(p0, b)
+  ROOT e = f32[256] exponential(m)
+}
+)";
+  auto take = MakeEnv(kAlg);
+  absl::StatusOr<bool> paused = take->StartPipeline("algebraic-simplifier");
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  ASSERT_TRUE(*paused);
+  while (take->paused()) ASSERT_TRUE(take->Step(Firsts(*take)).ok());
+  absl::StatusOr<std::unique_ptr<Module>> base = ParseModule(kAlg);
+  ASSERT_TRUE(base.ok());
+  ASSERT_TRUE(RunNamedPipeline(base->get(), "xla-gpu").ok());
+  EXPECT_EQ(take->Hash(), DagHash(**base));
+}
+
+TEST(Env, DecisionPipelineNames) {
+  std::vector<std::string> names = DecisionPipelineNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "general-fusion"),
+            names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "algebraic-simplifier"),
+            names.end());
+  // A pass that xla-gpu lacks runs as its own loop before the baseline.
+  absl::StatusOr<std::unique_ptr<Pipeline>> p =
+      BuildDecisionPipeline("general-fusion");
+  ASSERT_TRUE(p.ok());
+}
+
+}  // namespace
+}  // namespace hlogym

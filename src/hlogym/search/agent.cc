@@ -1,0 +1,1 @@
+#include "hlogym/search/agent.h"
