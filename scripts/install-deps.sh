@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build g++ pkg-config
   libabsl-dev libxxhash-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libzip-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-dev pybind11-dev python3-pytest
 )
 # Only `make fuzz` needs clang's libFuzzer.
 if [ "${1:-}" = "--fuzz" ]; then

@@ -48,7 +48,10 @@ std::vector<std::string> DecisionPipelineNames() {
   std::vector<std::string> names;
   for (const NamedPipelineInfo& p : NamedPipelines()) names.push_back(p.name);
   for (const PassRegistry::Entry& e : PassRegistry::Global().entries()) {
-    names.push_back(e.name);
+    // general-fusion is both a pipeline and a pass: the pipeline wins.
+    if (std::find(names.begin(), names.end(), e.name) == names.end()) {
+      names.push_back(e.name);
+    }
   }
   return names;
 }

@@ -171,31 +171,46 @@ std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
 }  // namespace
 
 std::string Module::UniqueInstructionName(std::string_view base) {
+  // Lookups go through absl::string_view so that only a name that is kept
+  // allocates: dry fusion runs name hundreds of thousands of clones.
+  auto view = [](std::string_view s) {
+    return absl::string_view(s.data(), s.size());
+  };
+  auto bump = [&](std::string_view stem, int64_t at_least) -> int64_t& {
+    auto it = used_names_->next.find(view(stem));
+    if (it == used_names_->next.end()) {
+      it = used_names_->next.emplace(std::string(stem), 0).first;
+    }
+    it->second = std::max(it->second, at_least);
+    return it->second;
+  };
   if (!used_names_) {
-    used_names_ = std::make_unique<absl::flat_hash_map<std::string, int64_t>>();
+    used_names_ = std::make_unique<InstructionNames>();
     for (const auto& c : computations_) {
       c->ForEachInstruction([&](Instruction* i) {
-        (*used_names_)[i->name()] = 0;
+        used_names_->used.insert(i->name());
         auto [stem, n] = SplitSuffix(i->name());
-        auto& next = (*used_names_)[std::string(stem) + "."];
-        next = std::max(next, n + 1);
+        bump(stem, n + 1);
       });
     }
   }
   auto [stem, n] = SplitSuffix(base);
-  std::string name(base);
-  if (!used_names_->contains(name)) {
-    (*used_names_)[name] = 0;
-    auto& next = (*used_names_)[std::string(stem) + "."];
-    next = std::max(next, n + 1);
-    return name;
+  if (!used_names_->used.contains(view(base))) {
+    used_names_->used.emplace(base);
+    bump(stem, n + 1);
+    return std::string(base);
   }
-  auto& next = (*used_names_)[std::string(stem) + "."];
+  int64_t& next = bump(stem, 0);
+  std::string name;
   while (true) {
-    name = StrCat(stem, ".", next++);
-    if (!used_names_->contains(name)) break;
+    name.assign(stem);
+    name.push_back('.');
+    char digits[24];
+    auto r = std::to_chars(digits, digits + sizeof(digits), next++);
+    name.append(digits, r.ptr);
+    if (!used_names_->used.contains(name)) break;
   }
-  (*used_names_)[name] = 0;
+  used_names_->used.insert(name);
   return name;
 }
 

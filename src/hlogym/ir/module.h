@@ -120,8 +120,13 @@ class Module {
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
   int64_t next_unique_id_ = 0;
-  // Lazily built for UniqueInstructionName.
-  std::unique_ptr<absl::flat_hash_map<std::string, int64_t>> used_names_;
+  // Lazily built for UniqueInstructionName: the names in use, and per stem
+  // ("add" of "add.7") the next numeric suffix to try.
+  struct InstructionNames {
+    absl::flat_hash_set<std::string> used;
+    absl::flat_hash_map<std::string, int64_t> next;
+  };
+  std::unique_ptr<InstructionNames> used_names_;
   // Lazily built for UniqueComputationName ("name" -> 0, "name.#" -> the
   // next suffix to try).
   std::unique_ptr<absl::flat_hash_map<std::string, int64_t>>
