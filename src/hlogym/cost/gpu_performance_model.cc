@@ -4,6 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/str_util.h"
 
@@ -46,9 +49,20 @@ absl::InlinedVector<const Instruction*, 2> KernelRoots(
   return roots;
 }
 
+// Inside a fused computation (the body of a kernel). An instruction
+// outside one is a kernel of its own: its operands are other kernels'
+// results.
+bool InFusedComputation(const Instruction& inst) {
+  return inst.parent() != nullptr && inst.parent()->IsFusionComputation();
+}
+
 // Walks up from a root through ops that only relabel or map elements one
 // to one (with a single user) to the op that defines the iteration space.
+// The walk stays inside the kernel, as XLA's hero analysis stays inside
+// its fusion adaptor: it ends at fused parameters, and an unfused
+// instruction is its own hero.
 const Instruction* FindHero(const Instruction* root) {
+  if (!InFusedComputation(*root)) return root;
   const Instruction* h = root;
   while (true) {
     const Opcode op = h->opcode();
@@ -118,6 +132,8 @@ int SmallestBits(const Instruction& inst) {
   return bits;
 }
 
+// `i`, a value inside the kernel, is a broadcast or iota seen through
+// bitcasts and unary elementwise ops computed in the same kernel.
 bool IsBroadcastChain(const Instruction* i) {
   while (true) {
     if (i->opcode() == Opcode::kBroadcast || i->opcode() == Opcode::kIota) {
@@ -127,19 +143,60 @@ bool IsBroadcastChain(const Instruction* i) {
     if (i->opcode() != Opcode::kBitcast && !IsElementwiseForCost(*i)) {
       return false;
     }
+    // The operand of an unfused instruction is another kernel's result.
+    if (!InFusedComputation(*i)) return false;
     i = i->operand(0);
   }
 }
 
-bool HasBadTranspose(const Instruction& inst) {
-  auto bad = [](const Instruction& i) {
-    return TransposesMinorDimension(i) && !IsBroadcastChain(i.operand(0));
-  };
+// `t` transposes the minor-most dimension of something other than a
+// broadcast computed in its kernel. For an unfused `t`, `fused_producer`
+// (when not null) is the producer fused into it, the one operand that is
+// computed in the same kernel.
+bool IsBadTranspose(const Instruction& t, const Instruction* fused_producer) {
+  if (!TransposesMinorDimension(t)) return false;
+  const Instruction* o = t.operand(0);
+  if (!InFusedComputation(t)) {
+    if (o != fused_producer) return true;
+    if (const Computation* c = o->fused_computation();
+        c != nullptr && c->root_instruction() != nullptr) {
+      o = c->root_instruction();
+    }
+  }
+  return !IsBroadcastChain(o);
+}
+
+// Which operands `inst` reads through a bad transpose: the fused
+// parameters such a transpose depends on (or, unfused, the operand of a
+// bad transpose). Reads of the other operands follow the kernel's
+// iteration order, as XLA's indexing-based coalescing analysis finds them
+// per operand. Returns whether the kernel has a bad transpose at all.
+bool FindTransposedOperands(const Instruction& inst,
+                            absl::InlinedVector<bool, 4>* transposed) {
+  transposed->assign(inst.operand_count(), false);
   const Computation* c = inst.fused_computation();
-  if (c == nullptr) return bad(inst);
-  bool found = false;
-  c->ForEachInstruction(
-      [&](const Instruction* i) { found = found || bad(*i); });
+  if (c == nullptr) {
+    if (!IsBadTranspose(inst, nullptr)) return false;
+    transposed->assign(inst.operand_count(), true);
+    return true;
+  }
+  std::vector<const Instruction*> stack;
+  c->ForEachInstruction([&](const Instruction* i) {
+    if (IsBadTranspose(*i, nullptr)) stack.push_back(i->operand(0));
+  });
+  const bool found = !stack.empty();
+  absl::flat_hash_set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    if (!seen.insert(i).second) continue;
+    if (i->opcode() == Opcode::kParameter) {
+      const int64_t k = i->parameter_number();
+      if (k >= 0 && k < inst.operand_count()) (*transposed)[k] = true;
+      continue;
+    }
+    for (const Instruction* o : i->operands()) stack.push_back(o);
+  }
   return found;
 }
 
@@ -151,20 +208,12 @@ bool IsInputFusibleReduction(const Instruction& inst) {
   return false;
 }
 
-// Reads are uncoalesced when a non-transpose kernel transposes the
-// minor-most dimension, or when two reductions are fused.
-bool IsReadCoalescedHeuristic(EmitterKind kind, const Instruction* producer,
-                              const Instruction* consumer) {
-  if (kind != EmitterKind::kTranspose) {
-    if (producer != nullptr && HasBadTranspose(*producer)) return false;
-    if (consumer != nullptr && HasBadTranspose(*consumer)) return false;
-  }
-  if (kind == EmitterKind::kReduction && producer != nullptr &&
-      consumer != nullptr && IsInputFusibleReduction(*producer) &&
-      IsInputFusibleReduction(*consumer)) {
-    return false;
-  }
-  return true;
+// The producer is fused into the consumer: same operand, or a
+// get-tuple-element of it.
+bool ReadsProducer(const Instruction* operand, const Instruction& producer) {
+  return operand == &producer ||
+         (operand->opcode() == Opcode::kGetTupleElement &&
+          operand->operand_count() == 1 && operand->operand(0) == &producer);
 }
 
 // True if the consumer's root reaches `producer` only through ops that map
@@ -519,6 +568,11 @@ LaunchDimensions GpuPerformanceModel::ReductionLaunch(
 
 KernelLaunch GpuPerformanceModel::EstimateLaunch(
     const Instruction& inst) const {
+  return Launch(inst, MayDegradeWhenUnrolled(inst), SmallestBits(inst));
+}
+
+KernelLaunch GpuPerformanceModel::Launch(const Instruction& inst,
+                                         bool may_degrade, int min_bits) const {
   KernelLaunch k;
   if (IsLibraryCall(inst)) {
     k.kind = EmitterKind::kLibrary;
@@ -527,8 +581,6 @@ KernelLaunch GpuPerformanceModel::EstimateLaunch(
     return k;
   }
   const auto roots = KernelRoots(inst);
-  const int min_bits = SmallestBits(inst);
-  const bool may_degrade = MayDegradeWhenUnrolled(inst);
   if (min_bits >= 8) {
     for (const Instruction* r : roots) {
       const Instruction* h = FindHero(r);
@@ -596,9 +648,18 @@ KernelLaunch GpuPerformanceModel::EstimateLaunch(
 
 KernelLaunch GpuPerformanceModel::EstimateFusedLaunch(
     const Instruction& producer, const Instruction& consumer) const {
-  KernelLaunch c = EstimateLaunch(consumer);
+  return FusedLaunch(producer, consumer,
+                     AnalyzeKernel(producer, /*fusion_info=*/false),
+                     AnalyzeKernel(consumer, /*fusion_info=*/false));
+}
+
+KernelLaunch GpuPerformanceModel::FusedLaunch(
+    const Instruction& producer, const Instruction& consumer,
+    const KernelAnalysis& producer_analysis,
+    const KernelAnalysis& consumer_analysis) const {
+  KernelLaunch c = consumer_analysis.launch;
   if (c.kind != EmitterKind::kLoop) return c;
-  KernelLaunch p = EstimateLaunch(producer);
+  const KernelLaunch& p = producer_analysis.launch;
   if ((p.kind == EmitterKind::kReduction ||
        p.kind == EmitterKind::kTranspose) &&
       ConsumerRootReadsProducer(consumer, producer)) {
@@ -606,11 +667,26 @@ KernelLaunch GpuPerformanceModel::EstimateFusedLaunch(
   }
   const auto roots = KernelRoots(consumer);
   const Shape& loop_shape = FirstLeaf(roots[0]->shape());
-  c.dims = LoopLaunch(
-      loop_shape.IsArray() ? loop_shape.ElementsIn() : 1,
-      MayDegradeWhenUnrolled(consumer) || MayDegradeWhenUnrolled(producer),
-      std::min(SmallestBits(consumer), SmallestBits(producer)));
+  c.dims = LoopLaunch(loop_shape.IsArray() ? loop_shape.ElementsIn() : 1,
+                      consumer_analysis.may_degrade_when_unrolled ||
+                          producer_analysis.may_degrade_when_unrolled,
+                      std::min(consumer_analysis.smallest_bits,
+                               producer_analysis.smallest_bits));
   return c;
+}
+
+KernelAnalysis GpuPerformanceModel::AnalyzeKernel(const Instruction& inst,
+                                                  bool fusion_info) const {
+  KernelAnalysis a;
+  a.status =
+      analysis_.Analyze(inst, &a.props, fusion_info ? &a.fusion_info : nullptr);
+  a.library = IsLibraryCall(inst);
+  a.may_degrade_when_unrolled = MayDegradeWhenUnrolled(inst);
+  a.smallest_bits = SmallestBits(inst);
+  a.launch = Launch(inst, a.may_degrade_when_unrolled, a.smallest_bits);
+  a.bad_transpose = FindTransposedOperands(inst, &a.transposed_operands);
+  a.input_fusible_reduction = IsInputFusibleReduction(inst);
+  return a;
 }
 
 absl::StatusOr<RunTimeData> GpuPerformanceModel::LibraryRunTime(
@@ -633,8 +709,13 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::LibraryRunTime(
 
 absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateRunTime(
     const Instruction& inst) const {
-  CostProperties props;
-  if (absl::Status s = analysis_.Analyze(inst, &props); !s.ok()) return s;
+  return EstimateRunTime(inst, AnalyzeKernel(inst, /*fusion_info=*/false));
+}
+
+absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateRunTime(
+    const Instruction& inst, const KernelAnalysis& analysis) const {
+  if (!analysis.status.ok()) return analysis.status;
+  CostProperties props = analysis.props;
   if (props.unknown) {
     // Unknown custom call: no flops, every operand read and the result
     // written once.
@@ -645,27 +726,31 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateRunTime(
     }
   }
   const bool unknown = props.unknown || props.contains_unknown;
-  if (IsLibraryCall(inst)) {
+  if (analysis.library) {
     absl::StatusOr<RunTimeData> d = LibraryRunTime(inst, props);
     if (d.ok()) d->unknown_cost = unknown;
     return d;
   }
   RunTimeData d;
   d.unknown_cost = unknown;
-  d.launch = EstimateLaunch(inst);
+  d.launch = analysis.launch;
   d.flops = props.flops;
   d.transcendentals = props.transcendentals;
   d.bytes_written = props.output_bytes;
   d.compute_time = ComputeTime(d.flops, d.launch.dims);
-  d.coalesced = IsReadCoalescedHeuristic(d.launch.kind, &inst, nullptr);
   for (int64_t i = 0; i < inst.operand_count(); ++i) {
     const Instruction* o = inst.operand(i);
     const double total = props.operand_bytes[OperandIndex(inst, o)];
     const double net = std::min(Size(o->shape()), total);
+    // Reads through a transpose of the minor-most dimension are
+    // uncoalesced unless the transpose emitter tiles them.
+    const bool coalesced = d.launch.kind == EmitterKind::kTranspose ||
+                           !analysis.transposed_operands[i];
+    d.coalesced = d.coalesced && coalesced;
     d.bytes_read += total;
     d.read_time += ReadTimeWithDramHeuristic(
         d.launch.dims.num_blocks, net, total,
-        CoalescingRate(o->shape().element_type(), d.coalesced));
+        CoalescingRate(o->shape().element_type(), coalesced));
   }
   d.write_time = WriteTime(d.bytes_written);
   d.exec_time = CombineComputeAndMemory(d.compute_time, d.memory_time());
@@ -675,29 +760,29 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateRunTime(
 absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
     const Instruction& producer, const Instruction& consumer,
     bool producer_output_kept) const {
-  if (IsLibraryCall(producer) || IsLibraryCall(consumer)) {
+  return EstimateFusedRunTime(producer, consumer, AnalyzeKernel(producer),
+                              AnalyzeKernel(consumer), producer_output_kept);
+}
+
+absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
+    const Instruction& producer, const Instruction& consumer,
+    const KernelAnalysis& producer_analysis,
+    const KernelAnalysis& consumer_analysis, bool producer_output_kept) const {
+  if (producer_analysis.library || consumer_analysis.library) {
     return absl::InvalidArgumentError(
         StrCat("cannot estimate fusing '", producer.name(), "' into '",
                consumer.name(), "': library calls do not fuse"));
   }
-  bool reads_producer = false;
-  for (const Instruction* o : consumer.operands()) {
-    reads_producer = reads_producer || o == &producer ||
-                     (o->opcode() == Opcode::kGetTupleElement &&
-                      o->operand_count() == 1 && o->operand(0) == &producer);
-  }
-  if (!reads_producer) {
+  if (std::none_of(
+          consumer.operands().begin(), consumer.operands().end(),
+          [&](const Instruction* o) { return ReadsProducer(o, producer); })) {
     return absl::InvalidArgumentError(
         StrCat("'", consumer.name(), "' does not use '", producer.name(), "'"));
   }
-  CostProperties pp, cp;
-  FusionInfo pf, cf;
-  if (absl::Status s = analysis_.Analyze(producer, &pp, &pf); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = analysis_.Analyze(consumer, &cp, &cf); !s.ok()) {
-    return s;
-  }
+  if (!producer_analysis.status.ok()) return producer_analysis.status;
+  if (!consumer_analysis.status.ok()) return consumer_analysis.status;
+  const CostProperties& pp = producer_analysis.props;
+  const CostProperties& cp = consumer_analysis.props;
   if (pp.unknown || cp.unknown) {
     return absl::InvalidArgumentError(
         StrCat("cannot estimate fusing '", producer.name(), "' into '",
@@ -707,52 +792,85 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
   double utilization = 0;
   absl::InlinedVector<int64_t, 2> producer_indices;  // in the consumer
   for (int64_t k = 0; k < consumer.operand_count(); ++k) {
-    const Instruction* o = consumer.operand(k);
-    if (o == &producer || (o->opcode() == Opcode::kGetTupleElement &&
-                           o->operand(0) == &producer)) {
+    if (ReadsProducer(consumer.operand(k), producer)) {
       utilization += cp.operand_utilization[k];
       producer_indices.push_back(k);
     }
   }
 
   RunTimeData d;
-  d.launch = EstimateFusedLaunch(producer, consumer);
+  d.launch =
+      FusedLaunch(producer, consumer, producer_analysis, consumer_analysis);
   d.flops = pp.flops * utilization + cp.flops;
   d.transcendentals = pp.transcendentals * utilization + cp.transcendentals;
   d.compute_time = ComputeTime(d.flops, d.launch.dims);
-  d.coalesced = IsReadCoalescedHeuristic(d.launch.kind, &producer, &consumer);
+  // Reads through a transpose of the minor-most dimension are uncoalesced
+  // (per operand, unless the transpose emitter tiles them), and so are all
+  // reads when two reductions are fused. The consumer's transposed
+  // operands: an unfused consumer may transpose a broadcast producer, now
+  // computed in its kernel.
+  const bool tiled = d.launch.kind == EmitterKind::kTranspose;
+  const bool two_reductions = d.launch.kind == EmitterKind::kReduction &&
+                              producer_analysis.input_fusible_reduction &&
+                              consumer_analysis.input_fusible_reduction;
+  auto consumer_transposes = [&](int64_t index) {
+    if (consumer.fused_computation() != nullptr) {
+      return consumer_analysis.transposed_operands[index];
+    }
+    return IsBadTranspose(consumer, &producer);
+  };
+  // The consumer transposes the producer's result: every producer operand
+  // is read transposed.
+  bool producer_transposed = false;
+  for (int64_t k : producer_indices) {
+    producer_transposed = producer_transposed || consumer_transposes(k);
+  }
 
   // Operands of the fused kernel: the producer's, then the consumer's other
-  // operands, each once.
-  absl::InlinedVector<const Instruction*, 6> operands;
-  auto add = [&](const Instruction* o) {
-    if (o == &producer || (o->opcode() == Opcode::kGetTupleElement &&
-                           o->operand(0) == &producer)) {
-      return;
-    }
-    if (std::find(operands.begin(), operands.end(), o) == operands.end()) {
-      operands.push_back(o);
-    }
+  // operands, each once, with the first index at which each side reads it
+  // (-1: not read). Fusions may have ~100 operands, hence the map.
+  struct FusedOperand {
+    const Instruction* value;
+    int64_t producer_index;
+    int64_t consumer_index;
   };
-  for (const Instruction* o : producer.operands()) add(o);
-  for (const Instruction* o : consumer.operands()) add(o);
+  absl::InlinedVector<FusedOperand, 8> operands;
+  absl::flat_hash_map<const Instruction*, size_t> position;
+  auto add = [&](const Instruction* o, bool from_producer, int64_t index) {
+    if (ReadsProducer(o, producer)) return;
+    auto [it, inserted] = position.try_emplace(o, operands.size());
+    if (inserted) operands.push_back({o, -1, -1});
+    FusedOperand& f = operands[it->second];
+    int64_t& slot = from_producer ? f.producer_index : f.consumer_index;
+    if (slot < 0) slot = index;
+  };
+  for (int64_t i = 0; i < producer.operand_count(); ++i) {
+    add(producer.operand(i), true, i);
+  }
+  for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+    add(consumer.operand(i), false, i);
+  }
 
   const bool producer_elementwise_like =
       IsElementwiseForCost(producer) || producer.opcode() == Opcode::kFusion;
-  for (const Instruction* o : operands) {
-    const int64_t pi = OperandIndex(producer, o);
-    const int64_t ci = OperandIndex(consumer, o);
+  for (const FusedOperand& f : operands) {
+    const Instruction* o = f.value;
+    const int64_t pi = f.producer_index;
+    const int64_t ci = f.consumer_index;
     const double by_producer = pi >= 0 ? pp.operand_bytes[pi] : 0;
     const double by_consumer = ci >= 0 ? cp.operand_bytes[ci] : 0;
     // Reads of `o` that producer and consumer make in lockstep happen once.
     double common = 0;
     if (pi >= 0 && ci >= 0 && producer_elementwise_like) {
-      const bool reads_from_root = producer.opcode() != Opcode::kFusion ||
-                                   pf.CommonUtilizationWithRoot(pi) == 1.0;
+      const bool reads_from_root =
+          producer.opcode() != Opcode::kFusion ||
+          producer_analysis.fusion_info.CommonUtilizationWithRoot(pi) == 1.0;
       if (reads_from_root) {
         if (consumer.opcode() == Opcode::kFusion) {
           for (int64_t k : producer_indices) {
-            common += cf.CommonElementwiseUtilization(ci, k);
+            common +=
+                consumer_analysis.fusion_info.CommonElementwiseUtilization(ci,
+                                                                           k);
           }
         } else if (IsElementwiseForCost(consumer)) {
           common = 1;
@@ -764,10 +882,16 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
         static_cast<double>(std::llround(by_producer * utilization)) +
         by_consumer - static_cast<double>(std::llround(size * common));
     const double net = std::min(size, total);
+    const bool transposed =
+        (pi >= 0 &&
+         (producer_transposed || producer_analysis.transposed_operands[pi])) ||
+        (ci >= 0 && consumer_transposes(ci));
+    const bool coalesced = !two_reductions && (tiled || !transposed);
+    d.coalesced = d.coalesced && coalesced;
     d.bytes_read += total;
     d.read_time += ReadTimeWithDramHeuristic(
         d.launch.dims.num_blocks, net, total,
-        CoalescingRate(o->shape().element_type(), d.coalesced));
+        CoalescingRate(o->shape().element_type(), coalesced));
   }
   d.bytes_written = cp.output_bytes;
   if (producer_output_kept) d.bytes_written += pp.output_bytes;
@@ -786,17 +910,19 @@ GpuPerformanceModel::EstimateRunTimes(
   } else {
     users.assign(consumers.begin(), consumers.end());
   }
-  absl::StatusOr<RunTimeData> p = EstimateRunTime(producer);
+  const KernelAnalysis pa = AnalyzeKernel(producer);
+  absl::StatusOr<RunTimeData> p = EstimateRunTime(producer, pa);
   if (!p.ok()) return p.status();
   RunTimes t;
   const double n = static_cast<double>(users.size());
   t.time_unfused = LaunchOverhead() * (n + 1) + p->exec_time;
   t.time_fused = LaunchOverhead() * n;
   for (const Instruction* c : users) {
-    absl::StatusOr<RunTimeData> cd = EstimateRunTime(*c);
+    const KernelAnalysis ca = AnalyzeKernel(*c);
+    absl::StatusOr<RunTimeData> cd = EstimateRunTime(*c, ca);
     if (!cd.ok()) return cd.status();
     t.time_unfused += cd->exec_time;
-    absl::StatusOr<RunTimeData> fd = EstimateFusedRunTime(producer, *c);
+    absl::StatusOr<RunTimeData> fd = EstimateFusedRunTime(producer, *c, pa, ca);
     if (!fd.ok()) return fd.status();
     t.time_fused += fd->exec_time;
   }
@@ -806,12 +932,14 @@ GpuPerformanceModel::EstimateRunTimes(
 absl::StatusOr<GpuPerformanceModel::RunTimes>
 GpuPerformanceModel::EstimateMultiOutputRunTimes(
     const Instruction& producer, const Instruction& consumer) const {
-  absl::StatusOr<RunTimeData> p = EstimateRunTime(producer);
+  const KernelAnalysis pa = AnalyzeKernel(producer);
+  const KernelAnalysis ca = AnalyzeKernel(consumer);
+  absl::StatusOr<RunTimeData> p = EstimateRunTime(producer, pa);
   if (!p.ok()) return p.status();
-  absl::StatusOr<RunTimeData> c = EstimateRunTime(consumer);
+  absl::StatusOr<RunTimeData> c = EstimateRunTime(consumer, ca);
   if (!c.ok()) return c.status();
-  absl::StatusOr<RunTimeData> f =
-      EstimateFusedRunTime(producer, consumer, /*producer_output_kept=*/true);
+  absl::StatusOr<RunTimeData> f = EstimateFusedRunTime(
+      producer, consumer, pa, ca, /*producer_output_kept=*/true);
   if (!f.ok()) return f.status();
   RunTimes t;
   t.time_unfused = 2 * LaunchOverhead() + p->exec_time + c->exec_time;

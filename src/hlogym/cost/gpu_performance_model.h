@@ -10,6 +10,8 @@
 #include <optional>
 #include <string_view>
 
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hlogym/cost/cost_analysis.h"
@@ -74,11 +76,37 @@ struct RunTimeData {
   // Combined compute and memory time, without the launch overhead.
   double exec_time = 0;
   KernelLaunch launch;
+  // Every operand is read coalesced.
   bool coalesced = true;
   // An unknown custom call is (or is inside) the kernel: its flops are not
   // counted and a custom call reads its operands and writes its result.
   bool unknown_cost = false;
   double memory_time() const { return read_time + write_time; }
+};
+
+// What the estimates need about one instruction as a kernel of its own. It
+// depends only on the instruction (with its fused computation) and on its
+// operands' shapes, never on which instructions the operands are, so a
+// caller may keep it for as long as the instruction is not changed.
+struct KernelAnalysis {
+  // The cost analysis' status; the other fields are unset when not ok.
+  absl::Status status;
+  CostProperties props;
+  // Filled only when requested (the producer-consumer estimate needs it).
+  FusionInfo fusion_info;
+  bool library = false;
+  KernelLaunch launch;
+  bool may_degrade_when_unrolled = false;
+  // Smallest bit width among the kernel's inputs and outputs.
+  int smallest_bits = 64;
+  // The kernel transposes the minor-most dimension of a value that is not
+  // a broadcast or iota computed inside it.
+  bool bad_transpose = false;
+  // Per operand: the kernel reads it through such a transpose, so its
+  // reads are uncoalesced unless the transpose emitter handles them.
+  absl::InlinedVector<bool, 4> transposed_operands;
+  // Some root's hero is a reduction the reduction emitter handles.
+  bool input_fusible_reduction = false;
 };
 
 class GpuPerformanceModel {
@@ -121,13 +149,28 @@ class GpuPerformanceModel {
   // convolution, their library custom calls, and fusions containing them.
   static bool IsLibraryCall(const Instruction& inst);
 
+  // The analysis of `inst` as a kernel (with the fusion info that the
+  // producer-consumer estimate needs when `fusion_info`).
+  KernelAnalysis AnalyzeKernel(const Instruction& inst,
+                               bool fusion_info = true) const;
+
   // The kernel estimate of one instruction.
   absl::StatusOr<RunTimeData> EstimateRunTime(const Instruction& inst) const;
+  // The same from its analysis (AnalyzeKernel(inst)).
+  absl::StatusOr<RunTimeData> EstimateRunTime(
+      const Instruction& inst, const KernelAnalysis& analysis) const;
   // The kernel that fuses `producer` into `consumer` (one of its users).
   // With `producer_output_kept` the producer's result is also written (a
   // multi-output fusion).
   absl::StatusOr<RunTimeData> EstimateFusedRunTime(
       const Instruction& producer, const Instruction& consumer,
+      bool producer_output_kept = false) const;
+  // The same from the analyses of both sides (AnalyzeKernel with fusion
+  // info), which callers comparing many pairs keep per instruction.
+  absl::StatusOr<RunTimeData> EstimateFusedRunTime(
+      const Instruction& producer, const Instruction& consumer,
+      const KernelAnalysis& producer_analysis,
+      const KernelAnalysis& consumer_analysis,
       bool producer_output_kept = false) const;
 
   struct RunTimes {
@@ -151,6 +194,12 @@ class GpuPerformanceModel {
   }
   LaunchDimensions LoopLaunch(int64_t elements, bool may_degrade,
                               int min_output_bits) const;
+  KernelLaunch Launch(const Instruction& inst, bool may_degrade,
+                      int min_bits) const;
+  KernelLaunch FusedLaunch(const Instruction& producer,
+                           const Instruction& consumer,
+                           const KernelAnalysis& producer_analysis,
+                           const KernelAnalysis& consumer_analysis) const;
   LaunchDimensions ReductionLaunch(const ReductionDimensions& r) const;
   absl::StatusOr<RunTimeData> LibraryRunTime(const Instruction& inst,
                                              const CostProperties& props) const;

@@ -10,8 +10,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/container/inlined_vector.h"
-#include "hlogym/cost/cost_analysis.h"
 #include "hlogym/cost/device.h"
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/status_macros.h"
@@ -302,91 +300,6 @@ FusionDecision CanFuseRules(const Instruction& producer,
   return FusionDecision::Allow();
 }
 
-// ---- The performance model's producer-consumer estimate, with the cost
-// analysis of each instruction cached (the model analyses both sides on
-// every call, and a new fusion is paired with each of its operands and
-// users). The helpers below mirror the model's private ones; a test checks
-// that the two estimates agree.
-
-// The model's hero walk: through single-operand bitcasts, reshapes and
-// elementwise ops (not copies) whose operand has one user.
-const Instruction* ModelHero(const Instruction* root) {
-  const Instruction* h = root;
-  while (true) {
-    const Opcode op = h->opcode();
-    const bool trivial = h->operand_count() == 1 &&
-                         (op == Opcode::kBitcast || op == Opcode::kReshape ||
-                          (IsElementwiseForCost(*h) && op != Opcode::kCopy));
-    if (!trivial) return h;
-    const Instruction* o = h->operand(0);
-    if (o->opcode() == Opcode::kParameter || o->user_count() != 1) return h;
-    h = o;
-  }
-}
-
-absl::InlinedVector<const Instruction*, 2> ModelKernelRoots(
-    const Instruction& inst) {
-  absl::InlinedVector<const Instruction*, 2> roots;
-  const Computation* c = inst.fused_computation();
-  if (c == nullptr || c->root_instruction() == nullptr) {
-    roots.push_back(&inst);
-    return roots;
-  }
-  const Instruction* root = c->root_instruction();
-  if (root->opcode() == Opcode::kTuple) {
-    for (const Instruction* o : root->operands()) roots.push_back(o);
-  } else {
-    roots.push_back(root);
-  }
-  return roots;
-}
-
-bool ModelIsInputFusibleReduction(const Instruction& inst) {
-  for (const Instruction* r : ModelKernelRoots(inst)) {
-    const Instruction* h = ModelHero(r);
-    if (h->opcode() == Opcode::kReduce && IsRealReduction(*h)) return true;
-  }
-  return false;
-}
-
-bool IsBroadcastChain(const Instruction* i) {
-  while (true) {
-    if (i->opcode() == Opcode::kBroadcast || i->opcode() == Opcode::kIota) {
-      return true;
-    }
-    if (i->operand_count() != 1) return false;
-    if (i->opcode() != Opcode::kBitcast && !IsElementwiseForCost(*i)) {
-      return false;
-    }
-    i = i->operand(0);
-  }
-}
-
-// Transposes the minor dimension of something other than a broadcast.
-bool HasBadTranspose(const Instruction& inst) {
-  auto bad = [](const Instruction& i) {
-    return TransposesMinorDimension(i) && !IsBroadcastChain(i.operand(0));
-  };
-  const Computation* c = inst.fused_computation();
-  if (c == nullptr) return bad(inst);
-  bool found = false;
-  c->ForEachInstruction(
-      [&](const Instruction* i) { found = found || bad(*i); });
-  return found;
-}
-
-// What the estimate needs about one instruction.
-struct KernelFacts {
-  bool analyzed = false;
-  CostProperties props;
-  FusionInfo info;
-  bool library = false;
-  // Fusions only: their bodies never change. For other instructions the
-  // model looks at operands in the graph, which fusion replaces.
-  bool bad_transpose = false;
-  bool input_fusible_reduction = false;
-};
-
 // Model estimates and CanFuse results, cached by unique id. Instructions
 // are never changed in place (fusing makes new ones), so an id's entries
 // stay valid while the instruction lives.
@@ -399,7 +312,8 @@ class PriorityCalculator {
   double Exec(const Instruction& inst) {
     auto [it, inserted] = exec_.try_emplace(inst.unique_id(), 0.0);
     if (inserted) {
-      absl::StatusOr<RunTimeData> d = model_.EstimateRunTime(inst);
+      absl::StatusOr<RunTimeData> d =
+          model_.EstimateRunTime(inst, Analysis(inst));
       it->second = d.ok() ? d->exec_time : std::nan("");
     }
     return it->second;
@@ -410,7 +324,15 @@ class PriorityCalculator {
   double FusedExec(const Instruction& producer, const Instruction& consumer) {
     auto [it, inserted] = fused_.try_emplace(
         std::make_pair(producer.unique_id(), consumer.unique_id()), 0.0);
-    if (inserted) it->second = ComputeFusedExec(producer, consumer);
+    if (inserted) {
+      // Two references into the map: the first must survive the second
+      // lookup's insertion, hence the boxes.
+      const KernelAnalysis& pa = Analysis(producer);
+      const KernelAnalysis& ca = Analysis(consumer);
+      absl::StatusOr<RunTimeData> d =
+          model_.EstimateFusedRunTime(producer, consumer, pa, ca);
+      it->second = d.ok() ? d->exec_time : std::nan("");
+    }
     return it->second;
   }
 
@@ -447,133 +369,14 @@ class PriorityCalculator {
   }
 
  private:
-  const KernelFacts& Facts(const Instruction& inst) {
-    // Boxed: the caller holds two results while the map may grow.
-    std::unique_ptr<KernelFacts>& slot = facts_[inst.unique_id()];
+  // The model's analysis of an instruction as a kernel. It depends on the
+  // instruction alone, and instructions are never changed in place.
+  const KernelAnalysis& Analysis(const Instruction& inst) {
+    std::unique_ptr<KernelAnalysis>& slot = analyses_[inst.unique_id()];
     if (slot == nullptr) {
-      slot = std::make_unique<KernelFacts>();
-      KernelFacts& f = *slot;
-      f.analyzed = model_.cost_analysis().Analyze(inst, &f.props, &f.info).ok();
-      f.library = GpuPerformanceModel::IsLibraryCall(inst);
-      if (inst.opcode() == Opcode::kFusion) {
-        f.bad_transpose = HasBadTranspose(inst);
-        f.input_fusible_reduction = ModelIsInputFusibleReduction(inst);
-      }
+      slot = std::make_unique<KernelAnalysis>(model_.AnalyzeKernel(inst));
     }
     return *slot;
-  }
-
-  // The model's producer-consumer estimate (section 2.8 of the heuristics
-  // reference) from the cached analyses.
-  double ComputeFusedExec(const Instruction& producer,
-                          const Instruction& consumer) {
-    const double kNaN = std::nan("");
-    auto is_producer = [&](const Instruction* o) {
-      return o == &producer ||
-             (o->opcode() == Opcode::kGetTupleElement &&
-              o->operand_count() == 1 && o->operand(0) == &producer);
-    };
-    const KernelFacts& pf = Facts(producer);
-    const KernelFacts& cf = Facts(consumer);
-    if (pf.library || cf.library) return kNaN;
-    if (std::none_of(consumer.operands().begin(), consumer.operands().end(),
-                     is_producer)) {
-      return kNaN;
-    }
-    if (!pf.analyzed || !cf.analyzed || pf.props.unknown || cf.props.unknown) {
-      return kNaN;
-    }
-    const CostProperties& pp = pf.props;
-    const CostProperties& cp = cf.props;
-    double utilization = 0;
-    absl::InlinedVector<int64_t, 2> producer_indices;
-    for (int64_t k = 0; k < consumer.operand_count(); ++k) {
-      if (is_producer(consumer.operand(k))) {
-        utilization += cp.operand_utilization[k];
-        producer_indices.push_back(k);
-      }
-    }
-    const KernelLaunch launch = model_.EstimateFusedLaunch(producer, consumer);
-    const double flops = pp.flops * utilization + cp.flops;
-    const double compute_time = model_.ComputeTime(flops, launch.dims);
-    auto bad_transpose = [](const Instruction& i, const KernelFacts& f) {
-      return i.opcode() == Opcode::kFusion ? f.bad_transpose
-                                           : HasBadTranspose(i);
-    };
-    auto reduction = [](const Instruction& i, const KernelFacts& f) {
-      return i.opcode() == Opcode::kFusion ? f.input_fusible_reduction
-                                           : ModelIsInputFusibleReduction(i);
-    };
-    bool coalesced = true;
-    if (launch.kind != EmitterKind::kTranspose &&
-        (bad_transpose(producer, pf) || bad_transpose(consumer, cf))) {
-      coalesced = false;
-    }
-    if (launch.kind == EmitterKind::kReduction && reduction(producer, pf) &&
-        reduction(consumer, cf)) {
-      coalesced = false;
-    }
-    // The fused kernel's operands: the producer's, then the consumer's
-    // other operands, each once, with the first index at which each side
-    // reads it (-1: not read). Fusions may have ~100 operands, hence the
-    // map.
-    struct FusedOperand {
-      const Instruction* value;
-      int64_t producer_index;
-      int64_t consumer_index;
-    };
-    std::vector<FusedOperand> operands;
-    absl::flat_hash_map<const Instruction*, size_t> position;
-    auto add = [&](const Instruction* o, bool from_producer, int64_t index) {
-      if (is_producer(o)) return;
-      auto [it, inserted] = position.try_emplace(o, operands.size());
-      if (inserted) operands.push_back({o, -1, -1});
-      FusedOperand& f = operands[it->second];
-      int64_t& slot = from_producer ? f.producer_index : f.consumer_index;
-      if (slot < 0) slot = index;
-    };
-    for (int64_t i = 0; i < producer.operand_count(); ++i) {
-      add(producer.operand(i), true, i);
-    }
-    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
-      add(consumer.operand(i), false, i);
-    }
-    const bool producer_elementwise_like =
-        IsElementwiseForCost(producer) || producer.opcode() == Opcode::kFusion;
-    double read_time = 0;
-    for (const FusedOperand& f : operands) {
-      const Instruction* o = f.value;
-      const int64_t pi = f.producer_index;
-      const int64_t ci = f.consumer_index;
-      const double by_producer = pi >= 0 ? pp.operand_bytes[pi] : 0;
-      const double by_consumer = ci >= 0 ? cp.operand_bytes[ci] : 0;
-      double common = 0;
-      if (pi >= 0 && ci >= 0 && producer_elementwise_like) {
-        const bool reads_from_root =
-            producer.opcode() != Opcode::kFusion ||
-            pf.info.CommonUtilizationWithRoot(pi) == 1.0;
-        if (reads_from_root) {
-          if (consumer.opcode() == Opcode::kFusion) {
-            for (int64_t k : producer_indices) {
-              common += cf.info.CommonElementwiseUtilization(ci, k);
-            }
-          } else if (IsElementwiseForCost(consumer)) {
-            common = 1;
-          }
-        }
-      }
-      const double size = static_cast<double>(ShapeSizeBytes(o->shape()));
-      const double total =
-          static_cast<double>(std::llround(by_producer * utilization)) +
-          by_consumer - static_cast<double>(std::llround(size * common));
-      const double net = std::min(size, total);
-      read_time += model_.ReadTimeWithDramHeuristic(
-          launch.dims.num_blocks, net, total,
-          model_.CoalescingRate(o->shape().element_type(), coalesced));
-    }
-    const double write_time = model_.WriteTime(cp.output_bytes);
-    return GpuPerformanceModel::CombineComputeAndMemory(compute_time,
-                                                        read_time + write_time);
   }
 
   // FusionOpsAccept, cached (fusion bodies are walked).
@@ -587,7 +390,7 @@ class PriorityCalculator {
   const double launch_;
   absl::flat_hash_map<int64_t, bool> accepted_;
   RuleCache rules_;
-  absl::flat_hash_map<int64_t, std::unique_ptr<KernelFacts>> facts_;
+  absl::flat_hash_map<int64_t, std::unique_ptr<KernelAnalysis>> analyses_;
   absl::flat_hash_map<int64_t, double> exec_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, double> fused_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, bool> can_fuse_;

@@ -95,7 +95,8 @@ class PriorityFusion : public Pass {
   absl::StatusOr<double> Priority(const Instruction& producer);
   // Run time of the kernel fusing `producer` into `consumer`, as the pass
   // computes it (GpuPerformanceModel::EstimateFusedRunTime's exec_time,
-  // from cost analyses cached per instruction).
+  // from the model's kernel analyses, which the pass caches per
+  // instruction).
   absl::StatusOr<double> FusedExecTime(const Instruction& producer,
                                        const Instruction& consumer);
   // CanFuse of the pass, in the order listed above.
