@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench fuzz check-full format clean
+.PHONY: all deps configure build test demo python bench fuzz check-full format clean
 
 all: build
 
@@ -12,7 +12,7 @@ deps:
 
 $(BUILD)/build.ninja:
 	@bash scripts/install-deps.sh
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DHLOGYM_BUILD_PYTHON=ON $(CMAKE_FLAGS)
 
 configure: $(BUILD)/build.ninja
 
@@ -22,8 +22,17 @@ build: deps configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# The main job: f-MCTS over general fusion on the transformer layer,
+# reported against the xla-gpu baseline.
+DEMO_BUDGET ?= 100
 demo: build
-	./$(BUILD)/hlogym demo
+	./$(BUILD)/hlogym optimize examples/transformer_encoder.hlo \
+	  --pipeline general-fusion --agent fmcts --budget $(DEMO_BUDGET) --seed 0
+
+# The Python package (build/python/hlogym); `make test` runs its tests.
+python: deps configure
+	cmake --build $(BUILD) -j$(JOBS) --target hlogym_python
+	@echo "PYTHONPATH=$(BUILD)/python python3 -c 'import hlogym'"
 
 bench: build
 	./$(BUILD)/hlogym_bench --benchmark_min_time=0.5

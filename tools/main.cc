@@ -15,6 +15,7 @@
 #include "cli_util.h"
 #include "cost_command.h"
 #include "extract_command.h"
+#include "optimize_command.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
@@ -696,6 +697,7 @@ int main(int argc, char** argv) {
   AddPassesCommands(app);
   AddPipelineCommand(app);
   AddExtractCommand(app);
+  AddOptimizeCommands(app);
 
   CLI11_PARSE(app, argc, argv);
 

@@ -46,6 +46,9 @@ struct AgentOptions {
   // Beam search.
   int64_t beam_alpha = 20;       // pruning factor (children kept per node)
   bool beam_exhaustive = false;  // no pruning, no budget: every sequence
+  // Joint decisions tried per expanded state: all of them when the product
+  // of the choice counts is at most this, else a seeded set of this many.
+  int64_t beam_expand_budget = 256;
   // f-MCTS.
   double mcts_c1 = 1.25;
   double mcts_c2 = 19652;

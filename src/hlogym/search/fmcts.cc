@@ -1,0 +1,515 @@
+#include "hlogym/search/fmcts.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <utility>
+
+#include "hlogym/ir/status_macros.h"
+#include "hlogym/ir/str_util.h"
+
+namespace hlogym {
+
+// ---- Selection rule.
+
+void FmctsMinMax::Update(double q) {
+  if (empty) {
+    min = max = q;
+    empty = false;
+    return;
+  }
+  min = std::min(min, q);
+  max = std::max(max, q);
+}
+
+double FmctsMinMax::Normalize(double q) const {
+  if (empty || !(max > min)) return 0;
+  return std::clamp((q - min) / (max - min), 0.0, 1.0);
+}
+
+double FmctsPuctScore(double q_normalized, double prior, int64_t visits,
+                      int64_t total_visits, double c1, double c2) {
+  const double total = static_cast<double>(total_visits);
+  const double explore = prior * std::sqrt(total) /
+                         (1.0 + static_cast<double>(visits)) *
+                         (c1 + std::log((total + c2 + 1.0) / c2));
+  return q_normalized + explore;
+}
+
+int64_t FmctsSelectChoice(std::span<const int64_t> visits,
+                          std::span<const double> value_sums,
+                          std::span<const double> priors,
+                          const FmctsMinMax& minmax, double c1, double c2) {
+  int64_t total = 0;
+  for (int64_t n : visits) total += n;
+  int64_t best = 0;
+  double best_score = -std::numeric_limits<double>::infinity();
+  for (size_t a = 0; a < visits.size(); ++a) {
+    const double qn =
+        visits[a] > 0 ? minmax.Normalize(value_sums[a] / visits[a]) : 0.0;
+    const double s = FmctsPuctScore(qn, priors[a], visits[a], total, c1, c2);
+    if (s > best_score) {  // strict: ties keep the lowest index
+      best_score = s;
+      best = static_cast<int64_t>(a);
+    }
+  }
+  return best;
+}
+
+int64_t FmctsCommitChoice(std::span<const int64_t> visits,
+                          std::span<const double> value_sums) {
+  int64_t best = 0;
+  for (size_t a = 1; a < visits.size(); ++a) {
+    if (visits[a] > visits[best]) {
+      best = static_cast<int64_t>(a);
+    } else if (visits[a] == visits[best] && visits[a] > 0 &&
+               value_sums[a] / visits[a] > value_sums[best] / visits[best]) {
+      best = static_cast<int64_t>(a);
+    }
+  }
+  return best;
+}
+
+// ---- Tree.
+
+absl::StatusOr<std::unique_ptr<FmctsTree>> FmctsTree::Create(const Env& start) {
+  if (!start.paused() && !start.done()) {
+    return absl::FailedPreconditionError(
+        "f-MCTS needs a started decision pipeline (Env::StartPipeline)");
+  }
+  auto tree = std::unique_ptr<FmctsTree>(new FmctsTree());
+  HLOGYM_ASSIGN_OR_RETURN(FmctsNode * root,
+                          tree->Add(start.Fork(), start.Hash()));
+  tree->root_ = root;
+  tree->start_seconds_ = root->seconds;
+  return tree;
+}
+
+absl::StatusOr<FmctsNode*> FmctsTree::Add(std::unique_ptr<Env> env,
+                                          uint64_t hash) {
+  auto node = std::make_unique<FmctsNode>();
+  node->hash = hash;
+  node->done = env->done();
+  ++evaluations_;
+  HLOGYM_ASSIGN_OR_RETURN(node->seconds, env->Seconds());
+  if (node->done) {
+    node->expanded = true;  // a terminal state never expands
+  } else {
+    node->choice_counts = env->ChoiceCounts();
+    node->offsets.reserve(node->choice_counts.size() + 1);
+    node->offsets.push_back(0);
+    for (int64_t c : node->choice_counts) {
+      node->offsets.push_back(node->offsets.back() + c);
+    }
+    const int64_t total = node->offsets.back();
+    node->visits.assign(total, 0);
+    node->value_sums.assign(total, 0.0);
+    node->priors.resize(total);
+    for (size_t j = 0; j < node->choice_counts.size(); ++j) {
+      const double p = 1.0 / static_cast<double>(node->choice_counts[j]);
+      std::fill(node->priors.begin() + node->offsets[j],
+                node->priors.begin() + node->offsets[j + 1], p);
+    }
+  }
+  node->env = std::move(env);
+  FmctsNode* raw = node.get();
+  table_[{hash, raw->done}] = raw;
+  nodes_.push_back(std::move(node));
+  return raw;
+}
+
+FmctsNode* FmctsTree::Find(uint64_t hash, bool done) const {
+  auto it = table_.find(std::make_pair(hash, done));
+  return it == table_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<FmctsEdge> FmctsTree::Child(
+    FmctsNode* parent, const std::vector<int64_t>& decision) {
+  auto it = parent->children.find(decision);
+  if (it != parent->children.end()) return it->second;
+  if (parent->done) {
+    return absl::FailedPreconditionError(
+        "f-MCTS: a terminal state has no children");
+  }
+  std::unique_ptr<Env> env = parent->env->Fork();
+  HLOGYM_RETURN_IF_ERROR(env->Step(decision).status());
+  const uint64_t hash = env->Hash();
+  FmctsNode* child = Find(hash, env->done());
+  if (child != nullptr) {
+    ++merged_edges_;
+  } else {
+    HLOGYM_ASSIGN_OR_RETURN(child, Add(std::move(env), hash));
+    child->origin = parent;
+    child->origin_decision = decision;
+  }
+  if (std::find(child->parents.begin(), child->parents.end(), parent) ==
+      child->parents.end()) {
+    child->parents.push_back(parent);
+  }
+  const double scale = start_seconds_ > 0 ? start_seconds_ : 1.0;
+  FmctsEdge edge{child, (parent->seconds - child->seconds) / scale};
+  parent->children.emplace(decision, edge);
+  return edge;
+}
+
+std::vector<std::vector<int64_t>> FmctsTree::Trajectory(const FmctsNode* node) {
+  std::vector<std::vector<int64_t>> t;
+  for (const FmctsNode* n = node; n != nullptr && n->origin != nullptr;
+       n = n->origin) {
+    t.push_back(n->origin_decision);
+  }
+  std::reverse(t.begin(), t.end());
+  return t;
+}
+
+// ---- Search.
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+absl::Status ValidateOptions(const AgentOptions& o) {
+  if (o.budget < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS: budget must be >= 0, got ", o.budget));
+  }
+  if (o.mcts_min_budget < 1) {
+    return absl::InvalidArgumentError(StrCat(
+        "f-MCTS: mcts_min_budget must be >= 1, got ", o.mcts_min_budget));
+  }
+  if (o.mcts_rollouts < 0 || o.mcts_rollout_length < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS: mcts_rollouts and mcts_rollout_length must be >= 0, "
+               "got ",
+               o.mcts_rollouts, " and ", o.mcts_rollout_length));
+  }
+  if (!(o.mcts_gamma >= 0 && o.mcts_gamma <= 1)) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS: mcts_gamma must be in [0, 1], got ", o.mcts_gamma));
+  }
+  if (!(o.mcts_c2 > 0) || !std::isfinite(o.mcts_c1)) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS: mcts_c1 must be finite and mcts_c2 > 0, got ",
+               o.mcts_c1, " and ", o.mcts_c2));
+  }
+  if (!(o.time_limit_seconds >= 0)) {
+    return absl::InvalidArgumentError(StrCat(
+        "f-MCTS: time_limit_seconds must be >= 0, got ", o.time_limit_seconds));
+  }
+  return absl::OkStatus();
+}
+
+class FmctsSearch {
+ public:
+  FmctsSearch(const AgentOptions& options, FmctsStats* stats)
+      : o_(options), stats_(stats), rng_(options.seed) {}
+
+  absl::StatusOr<SearchResult> Run(const Env& start);
+
+ private:
+  struct PathStep {
+    FmctsNode* node;
+    std::vector<int64_t> decision;
+    double reward;
+  };
+
+  bool TimeUp();
+  double Elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - t0_).count();
+  }
+  double Scale() const {
+    return tree_->start_seconds() > 0 ? tree_->start_seconds() : 1.0;
+  }
+  absl::Status Simulate();
+  std::vector<int64_t> Select(const FmctsNode& n) const;
+  std::vector<int64_t> CommitDecision(const FmctsNode& n) const;
+  absl::StatusOr<double> Expand(FmctsNode* n);
+  absl::Status ApplyPrior(FmctsNode* n, double* value);
+  absl::StatusOr<double> Rollout(const FmctsNode& leaf);
+  void Backup(double leaf_value);
+  void RecordNode(const FmctsNode* n);
+  void RecordEnd(double seconds, const FmctsNode* from,
+                 const std::vector<std::vector<int64_t>>* tail, const Env& env);
+  void Progress(int64_t steps);
+
+  const AgentOptions& o_;
+  FmctsStats* stats_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<FmctsTree> tree_;
+  Clock::time_point t0_;
+  bool timed_out_ = false;
+  std::vector<PathStep> path_;
+  // Best end state evaluated: its time and trajectory.
+  double best_seconds_ = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<int64_t>> best_trajectory_;
+  std::unique_ptr<Env> best_env_;
+};
+
+bool FmctsSearch::TimeUp() {
+  if (!timed_out_ && o_.time_limit_seconds > 0 &&
+      Elapsed() >= o_.time_limit_seconds) {
+    timed_out_ = true;
+  }
+  return timed_out_;
+}
+
+std::vector<int64_t> FmctsSearch::Select(const FmctsNode& n) const {
+  std::vector<int64_t> d(n.choice_counts.size());
+  for (size_t j = 0; j < d.size(); ++j) {
+    const int64_t b = n.offsets[j];
+    const size_t k = static_cast<size_t>(n.choice_counts[j]);
+    d[j] = FmctsSelectChoice(std::span(n.visits).subspan(b, k),
+                             std::span(n.value_sums).subspan(b, k),
+                             std::span(n.priors).subspan(b, k), tree_->minmax(),
+                             o_.mcts_c1, o_.mcts_c2);
+  }
+  return d;
+}
+
+std::vector<int64_t> FmctsSearch::CommitDecision(const FmctsNode& n) const {
+  std::vector<int64_t> d(n.choice_counts.size());
+  for (size_t j = 0; j < d.size(); ++j) {
+    const int64_t b = n.offsets[j];
+    const size_t k = static_cast<size_t>(n.choice_counts[j]);
+    d[j] = FmctsCommitChoice(std::span(n.visits).subspan(b, k),
+                             std::span(n.value_sums).subspan(b, k));
+  }
+  return d;
+}
+
+void FmctsSearch::RecordEnd(double seconds, const FmctsNode* from,
+                            const std::vector<std::vector<int64_t>>* tail,
+                            const Env& env) {
+  if (!(seconds < best_seconds_)) return;
+  best_seconds_ = seconds;
+  // Improvements are rare: a copy each is cheaper than replaying the
+  // trajectory at the end.
+  best_env_ = env.Fork();
+  best_trajectory_ = FmctsTree::Trajectory(from);
+  if (tail != nullptr) {
+    best_trajectory_.insert(best_trajectory_.end(), tail->begin(), tail->end());
+  }
+}
+
+void FmctsSearch::RecordNode(const FmctsNode* n) {
+  if (n->done) RecordEnd(n->seconds, n, nullptr, *n->env);
+}
+
+absl::Status FmctsSearch::ApplyPrior(FmctsNode* n, double* value) {
+  ++stats_->prior_calls;
+  HLOGYM_ASSIGN_OR_RETURN(PolicyValue pv, o_.prior(*n->env));
+  if (pv.priors.size() != n->choice_counts.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS prior: ", pv.priors.size(), " prior vectors for ",
+               n->choice_counts.size(), " alternatives nodes"));
+  }
+  for (size_t j = 0; j < pv.priors.size(); ++j) {
+    const std::vector<double>& w = pv.priors[j];
+    if (static_cast<int64_t>(w.size()) != n->choice_counts[j]) {
+      return absl::InvalidArgumentError(
+          StrCat("f-MCTS prior: node ", j, " has ", n->choice_counts[j],
+                 " choices but ", w.size(), " prior weights"));
+    }
+    double sum = 0;
+    for (double x : w) {
+      if (!(x >= 0) || !std::isfinite(x)) {
+        return absl::InvalidArgumentError(
+            StrCat("f-MCTS prior: node ", j,
+                   " has a negative or non-finite weight ", x));
+      }
+      sum += x;
+    }
+    double* p = n->priors.data() + n->offsets[j];
+    for (size_t a = 0; a < w.size(); ++a) {
+      // All-zero weights: no preference.
+      p[a] = sum > 0 ? w[a] / sum : 1.0 / static_cast<double>(w.size());
+    }
+  }
+  if (!std::isfinite(pv.value)) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS prior: non-finite value ", pv.value));
+  }
+  *value = pv.value / Scale();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> FmctsSearch::Rollout(const FmctsNode& leaf) {
+  ++stats_->rollouts;
+  std::unique_ptr<Env> env = leaf.env->Fork();
+  std::vector<std::vector<int64_t>> decisions;
+  const bool discounted = o_.mcts_gamma != 1.0;
+  double ret = 0, discount = 1, prev = leaf.seconds;
+  // The time limit cuts a rollout short (it then ends at a paused state).
+  for (int64_t k = 0; k < o_.mcts_rollout_length && env->paused() && !TimeUp();
+       ++k) {
+    std::vector<int64_t> d = env->ChoiceCounts();
+    for (int64_t& c : d) {
+      c = c > 0 ? static_cast<int64_t>(rng_() % static_cast<uint64_t>(c)) : 0;
+    }
+    HLOGYM_RETURN_IF_ERROR(env->Step(d).status());
+    decisions.push_back(std::move(d));
+    ++stats_->rollout_steps;
+    if (discounted) {
+      tree_->add_evaluations(1);
+      HLOGYM_ASSIGN_OR_RETURN(double s, env->Seconds());
+      ret += discount * (prev - s) / Scale();
+      discount *= o_.mcts_gamma;
+      prev = s;
+    }
+  }
+  if (decisions.empty()) return 0.0;
+  if (!discounted) {
+    // The rewards telescope: one evaluation at the end.
+    tree_->add_evaluations(1);
+    HLOGYM_ASSIGN_OR_RETURN(prev, env->Seconds());
+    ret = (leaf.seconds - prev) / Scale();
+  }
+  if (env->done()) RecordEnd(prev, &leaf, &decisions, *env);
+  return ret;
+}
+
+absl::StatusOr<double> FmctsSearch::Expand(FmctsNode* n) {
+  n->expanded = true;
+  if (n->done) return 0.0;
+  double value = 0;
+  if (o_.prior) {
+    HLOGYM_RETURN_IF_ERROR(ApplyPrior(n, &value));
+  } else if (o_.mcts_rollouts > 0) {
+    double sum = 0;
+    int64_t done = 0;
+    for (; done < o_.mcts_rollouts && (done == 0 || !TimeUp()); ++done) {
+      HLOGYM_ASSIGN_OR_RETURN(double v, Rollout(*n));
+      sum += v;
+    }
+    value = sum / static_cast<double>(done);
+  }
+  n->value = value;
+  return value;
+}
+
+void FmctsSearch::Backup(double leaf_value) {
+  double g = leaf_value;
+  for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
+    g = it->reward + o_.mcts_gamma * g;
+    FmctsNode* n = it->node;
+    ++n->simulations;
+    for (size_t j = 0; j < it->decision.size(); ++j) {
+      const int64_t i = n->offsets[j] + it->decision[j];
+      ++n->visits[i];
+      n->value_sums[i] += g;
+      tree_->minmax().Update(n->value_sums[i] / n->visits[i]);
+    }
+  }
+}
+
+absl::Status FmctsSearch::Simulate() {
+  path_.clear();
+  FmctsNode* node = tree_->root();
+  double leaf = 0;
+  while (true) {
+    if (node->done) break;  // worth 0
+    if (!node->expanded) {
+      HLOGYM_ASSIGN_OR_RETURN(leaf, Expand(node));
+      break;
+    }
+    std::vector<int64_t> d = Select(*node);
+    HLOGYM_ASSIGN_OR_RETURN(FmctsEdge e, tree_->Child(node, d));
+    path_.push_back({node, std::move(d), e.reward});
+    RecordNode(e.child);
+    // A state already on this path closes a cycle: stop there.
+    bool cycle = false;
+    for (const PathStep& s : path_) cycle |= s.node == e.child;
+    if (cycle) break;
+    node = e.child;
+  }
+  Backup(leaf);
+  return absl::OkStatus();
+}
+
+void FmctsSearch::Progress(int64_t steps) {
+  if (!o_.progress) return;
+  SearchProgress p;
+  p.evaluations = tree_->evaluations();
+  p.elapsed_seconds = Elapsed();
+  p.best_seconds = best_seconds_;
+  p.steps = steps;
+  o_.progress(p);
+}
+
+absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
+  t0_ = Clock::now();
+  HLOGYM_RETURN_IF_ERROR(ValidateOptions(o_));
+  HLOGYM_ASSIGN_OR_RETURN(tree_, FmctsTree::Create(start));
+  RecordNode(tree_->root());
+
+  int64_t budget = o_.budget > 0 ? o_.budget : 400;
+  const int64_t floor = std::min(budget, o_.mcts_min_budget);
+  int64_t steps = 0;
+  while (!tree_->root()->done) {
+    int64_t sims = 0;
+    for (; sims < budget && !TimeUp(); ++sims) {
+      HLOGYM_RETURN_IF_ERROR(Simulate());
+    }
+    stats_->simulations_per_step.push_back(sims);
+    FmctsNode* root = tree_->root();
+    std::vector<int64_t> d = CommitDecision(*root);
+    HLOGYM_ASSIGN_OR_RETURN(FmctsEdge e, tree_->Child(root, d));
+    if (e.child == root) {
+      // The picks led back to the same state: keep every original, which
+      // ends the decision loop.
+      std::fill(d.begin(), d.end(), 0);
+      HLOGYM_ASSIGN_OR_RETURN(e, tree_->Child(root, d));
+      if (e.child == root) {
+        return absl::InternalError(
+            "f-MCTS: keeping every original did not leave the state");
+      }
+    }
+    RecordNode(e.child);
+    tree_->set_root(e.child);
+    ++steps;
+    Progress(steps);
+    budget = std::max(budget / 2, floor);
+  }
+
+  // The committed end, unless an end state seen on the way is strictly
+  // faster.
+  const FmctsNode* end = tree_->root();
+  stats_->committed_seconds = end->seconds;
+  SearchResult result;
+  std::vector<std::vector<int64_t>> trajectory;
+  if (best_seconds_ < end->seconds) {
+    result.best = std::move(best_env_);
+    result.best_seconds = best_seconds_;
+    trajectory = std::move(best_trajectory_);
+  } else {
+    result.best = end->env->Fork();
+    result.best_seconds = end->seconds;
+    trajectory = FmctsTree::Trajectory(end);
+  }
+  result.trajectory = std::move(trajectory);
+  result.evaluations = tree_->evaluations();
+  result.states_visited = tree_->size();
+  result.timed_out = timed_out_;
+  stats_->tree_states = tree_->size();
+  stats_->merged_edges = tree_->merged_edges();
+  result.search_seconds = Elapsed();
+  return result;
+}
+
+}  // namespace
+
+FmctsAgent::FmctsAgent(AgentOptions options) : options_(std::move(options)) {}
+
+absl::StatusOr<SearchResult> FmctsAgent::Search(const Env& start) {
+  stats_ = FmctsStats{};
+  FmctsSearch search(options_, &stats_);
+  return search.Run(start);
+}
+
+std::unique_ptr<Agent> MakeFmctsAgent(AgentOptions options) {
+  return std::make_unique<FmctsAgent>(std::move(options));
+}
+
+}  // namespace hlogym
