@@ -32,7 +32,7 @@ demo: build
 # The Python package (build/python/hlogym); `make test` runs its tests.
 python: deps configure
 	cmake --build $(BUILD) -j$(JOBS) --target hlogym_python
-	@echo "PYTHONPATH=$(BUILD)/python python3 -c 'import hlogym'"
+	@echo "PYTHONPATH=$(BUILD)/python /usr/bin/python3 -c 'import hlogym'"
 
 bench: build
 	./$(BUILD)/hlogym_bench --benchmark_min_time=0.5
