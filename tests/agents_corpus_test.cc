@@ -5,8 +5,10 @@
 //    graph whose decision tree is small (at most HLOGYM_AGENTS_MAX_PRODUCT
 //    joint decisions at the start, default 16, and the brute force reaches
 //    at most HLOGYM_AGENTS_BRUTE_LIMIT end states, default 5000), both find
-//    the same optimum, exactly. Up to HLOGYM_AGENTS_CHECK graphs (default
-//    60) are checked, in file-name order.
+//    the same optimum, exactly; an optimum that differs only in the last
+//    bits between two end states of the same DagHash is reported apart (the
+//    evaluator's sum depends on the instruction order). Up to
+//    HLOGYM_AGENTS_CHECK graphs (default 60) are checked, in file-name order.
 //  - A comparison of the agents on every 200th file (HLOGYM_AGENTS_STRIDE):
 //    the modelled time of each agent's end state over pick-first's, the
 //    evaluations and the wall time per graph (each run limited to
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -81,14 +84,15 @@ struct BruteForce {
   int64_t end_states = 0;
   bool gave_up = false;
   absl::Status error;
+  // The fastest end state.
+  double best = std::numeric_limits<double>::infinity();
+  uint64_t best_hash = 0;
   std::vector<uint64_t> path;
 
-  double Min(const Env& env) {
-    const double inf = std::numeric_limits<double>::infinity();
+  void Search(const Env& env) {
     path.push_back(env.Hash());
     const std::vector<int64_t> counts = env.ChoiceCounts();
     std::vector<int64_t> d(counts.size(), 0);
-    double best = inf;
     bool more = !counts.empty();
     while (more && !gave_up && error.ok()) {
       std::unique_ptr<Env> child = env.Fork();
@@ -103,11 +107,14 @@ struct BruteForce {
           error = s.status();
           break;
         }
-        best = std::min(best, *s);
+        if (*s < best) {
+          best = *s;
+          best_hash = child->Hash();
+        }
         if (++end_states > limit) gave_up = true;
       } else if (std::find(path.begin(), path.end(), child->Hash()) ==
                  path.end()) {
-        best = std::min(best, Min(*child));
+        Search(*child);
       }
       more = false;
       for (size_t j = counts.size(); j-- > 0;) {
@@ -119,7 +126,6 @@ struct BruteForce {
       }
     }
     path.pop_back();
-    return best;
   }
 };
 
@@ -134,7 +140,8 @@ TEST(AgentsCorpus, ExhaustiveBeamMatchesBruteForce) {
   const int64_t want = EnvInt("HLOGYM_AGENTS_CHECK", 60);
   const int64_t brute_limit = EnvInt("HLOGYM_AGENTS_BRUTE_LIMIT", 5000);
   const int64_t max_product = EnvInt("HLOGYM_AGENTS_MAX_PRODUCT", 16);
-  int64_t checked = 0, mismatches = 0, too_large = 0, not_started = 0;
+  int64_t checked = 0, mismatches = 0, same_state = 0, too_large = 0,
+          not_started = 0;
   AgentOptions exhaustive;
   exhaustive.beam_exhaustive = true;
   for (const std::string& path : files) {
@@ -155,7 +162,8 @@ TEST(AgentsCorpus, ExhaustiveBeamMatchesBruteForce) {
     }
     BruteForce brute;
     brute.limit = brute_limit;
-    const double optimum = brute.Min(*start);
+    brute.Search(*start);
+    const double optimum = brute.best;
     if (!brute.error.ok()) {
       ADD_FAILURE() << path << ": brute force: " << brute.error;
       continue;
@@ -177,19 +185,30 @@ TEST(AgentsCorpus, ExhaustiveBeamMatchesBruteForce) {
                 path.c_str(), optimum, static_cast<long>(brute.end_states),
                 static_cast<long>(r->evaluations));
     std::fflush(stdout);
-    if (r->best_seconds != optimum) {
+    if (r->best_seconds != optimum && r->best->Hash() == brute.best_hash &&
+        std::abs(r->best_seconds - optimum) <= 1e-12 * optimum) {
+      // The same end state (DagHash), priced apart in the last bits: the
+      // evaluator sums kernel times in instruction order, which equal
+      // graphs need not share.
+      ++same_state;
+      std::printf("  %s: same end state, modelled %.17g vs %.17g s\n",
+                  path.c_str(), r->best_seconds, optimum);
+    } else if (r->best_seconds != optimum) {
       ++mismatches;
       ADD_FAILURE() << path << ": exhaustive beam " << r->best_seconds
-                    << " s, brute force " << optimum << " s";
+                    << " s (DagHash " << r->best->Hash() << "), brute force "
+                    << optimum << " s (DagHash " << brute.best_hash << ")";
     }
   }
   std::printf(
-      "agents corpus: %ld graphs checked, %ld mismatches (%ld skipped: "
+      "agents corpus: %ld graphs checked, %ld mismatches, %ld equal end "
+      "states priced apart in the last bits (%ld skipped: "
       "over %ld joint decisions at the start or over %ld end states; %ld "
       "without a decision or not loadable)\n",
       static_cast<long>(checked), static_cast<long>(mismatches),
-      static_cast<long>(too_large), static_cast<long>(max_product),
-      static_cast<long>(brute_limit), static_cast<long>(not_started));
+      static_cast<long>(same_state), static_cast<long>(too_large),
+      static_cast<long>(max_product), static_cast<long>(brute_limit),
+      static_cast<long>(not_started));
   EXPECT_GE(checked, std::min<int64_t>(want, 50));
   EXPECT_EQ(mismatches, 0);
 }
@@ -204,6 +223,7 @@ TEST(AgentsCorpus, CompareAgents) {
   const int64_t stride =
       std::max<int64_t>(1, EnvInt("HLOGYM_AGENTS_STRIDE", 200));
   const double limit = EnvDouble("HLOGYM_AGENTS_TIME_LIMIT", 10);
+  const bool verbose = EnvInt("HLOGYM_AGENTS_VERBOSE", 0) != 0;
   const std::vector<std::string> agents = {"pick-first", "random", "greedy",
                                            "beam"};
   struct Sum {
@@ -232,6 +252,13 @@ TEST(AgentsCorpus, CompareAgents) {
       ASSERT_TRUE(r.ok()) << files[i] << " " << name << ": " << r.status();
       ASSERT_TRUE(r->best->done());
       if (name == "pick-first") first = r->best_seconds;
+      if (verbose) {
+        std::printf("  %s %s: %.9g s (x%.4f), %ld evaluations, %.3f s%s\n",
+                    files[i].c_str(), name.c_str(), r->best_seconds,
+                    r->best_seconds / first, static_cast<long>(r->evaluations),
+                    r->search_seconds, r->timed_out ? ", timed out" : "");
+        std::fflush(stdout);
+      }
       Sum& s = sums[name];
       s.ratio += r->best_seconds / first;
       s.evaluations += static_cast<double>(r->evaluations);
