@@ -9,6 +9,7 @@ PACKAGES=(
   libabsl-dev libxxhash-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libzip-dev
   python3 python3-numpy python3-dev pybind11-dev python3-pytest
+  libgoogle-perftools-dev
 )
 # Only `make fuzz` needs clang's libFuzzer.
 if [ "${1:-}" = "--fuzz" ]; then

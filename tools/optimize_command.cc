@@ -33,6 +33,7 @@ struct CommonArgs {
   double time_limit = 0;
   uint64_t seed = 0;
   std::string device = "h100";
+  int64_t threads = 0;
 };
 
 AgentOptions MakeAgentOptions(const CommonArgs& a) {
@@ -40,6 +41,7 @@ AgentOptions MakeAgentOptions(const CommonArgs& a) {
   o.seed = a.seed;
   o.budget = a.budget;
   o.time_limit_seconds = a.time_limit;
+  o.threads = a.threads;
   return o;
 }
 
@@ -258,6 +260,9 @@ int RunBench(const BenchArgs& a) {
           o.agent = agent;
           o.device = a.common.device;
           o.agent_options = MakeAgentOptions(a.common);
+          // Graphs already run in parallel: one thread per search unless
+          // asked otherwise.
+          if (a.common.threads == 0 && jobs > 1) o.agent_options.threads = 1;
           o.check_output = a.check;
           absl::StatusOr<OptimizeReport> r = Optimize(**m, o, base);
           if (!r.ok()) {
@@ -310,6 +315,11 @@ void AddCommon(CLI::App* cmd, CommonArgs* c) {
   cmd->add_option("--seed", c->seed, "Seed of the agents (default 0)");
   cmd->add_option("--device", c->device,
                   "Device of the performance model (default h100)");
+  cmd->add_option("--threads", c->threads,
+                  "Threads per search for f-MCTS rollouts (0 = every core; "
+                  "bench-agents uses 1 per job when --jobs > 1). Results do "
+                  "not depend on it")
+      ->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace

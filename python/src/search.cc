@@ -278,7 +278,7 @@ call; fork() returns an independent Env.)doc")
          const py::object& progress, int64_t beam_alpha, bool beam_exhaustive,
          double mcts_c1, double mcts_c2, double mcts_gamma,
          int64_t mcts_min_budget, int64_t mcts_rollouts,
-         int64_t mcts_rollout_length) {
+         int64_t mcts_rollout_length, int64_t threads) {
         AgentOptions o;
         o.seed = seed;
         o.budget = budget;
@@ -291,6 +291,7 @@ call; fork() returns an independent Env.)doc")
         o.mcts_min_budget = mcts_min_budget;
         o.mcts_rollouts = mcts_rollouts;
         o.mcts_rollout_length = mcts_rollout_length;
+        o.threads = threads;
         return Search(env, agent, std::move(o), prior, progress);
       },
       py::arg("env"), py::arg("agent") = "fmcts", py::arg("budget") = d.budget,
@@ -303,6 +304,7 @@ call; fork() returns an independent Env.)doc")
       py::arg("mcts_min_budget") = d.mcts_min_budget,
       py::arg("mcts_rollouts") = d.mcts_rollouts,
       py::arg("mcts_rollout_length") = d.mcts_rollout_length,
+      py::arg("threads") = d.threads,
       R"doc(Runs a search agent from `env` (paused at a decision or done; it is
 not changed) and returns a SearchResult.
 
@@ -313,8 +315,9 @@ alternatives node (choice_counts(); normalised by the agent), value is the
 expected modelled seconds still to gain from that state (scaled like the
 rewards, by the start state's time). progress: a callable taking a dict
 (evaluations, elapsed_seconds, best_seconds, steps). An exception raised by
-either callback stops the search and is re-raised here. The GIL is released
-while searching.)doc");
+either callback stops the search and is re-raised here. threads (f-MCTS):
+threads running rollouts (0: every core; 1 with a prior); results do not
+depend on it. The GIL is released while searching.)doc");
   m.def("agents", &hlogym::AgentNames, "Names search() accepts.");
 }
 

@@ -52,6 +52,16 @@ def test_random_agent_is_seeded():
     assert a.best.hash() == b.best.hash()
 
 
+def test_fmcts_threads_do_not_change_the_result():
+    runs = [hlogym.search(started(CHAIN), "fmcts", seed=3, budget=30,
+                          threads=t) for t in (1, 2)]
+    assert runs[0].trajectory == runs[1].trajectory
+    assert runs[0].best_seconds == runs[1].best_seconds
+    assert runs[0].evaluations == runs[1].evaluations
+    with pytest.raises(ValueError, match="threads must be >= 0"):
+        hlogym.search(started(CHAIN), "fmcts", threads=-1)
+
+
 def test_unknown_agent():
     with pytest.raises(hlogym.NotFoundError, match="unknown agent 'nosuch'"):
         hlogym.search(started(), "nosuch")

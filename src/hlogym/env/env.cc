@@ -156,6 +156,20 @@ absl::StatusOr<bool> Env::StartPipeline(std::string_view name,
                "' is paused at a decision: apply decisions first"));
   }
   HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p,
+                          BuildPipeline(name, disabled));
+  pipeline_ = std::move(p);
+  pipeline_name_ = std::string(name);
+  disabled_ = std::move(disabled);
+  runner_ = std::make_unique<PipelineRunner>(pipeline_.get(), module_.get());
+  started_ = true;
+  paused_ = false;
+  steps_ = 0;
+  return RunToPause();
+}
+
+absl::StatusOr<std::unique_ptr<Pipeline>> Env::BuildPipeline(
+    std::string_view name, const std::vector<std::string>& disabled) const {
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p,
                           BuildDecisionPipeline(name));
   for (const std::string& d : disabled) {
     HLOGYM_RETURN_IF_ERROR(p->SetEnabled(d, false));
@@ -166,13 +180,7 @@ absl::StatusOr<bool> Env::StartPipeline(std::string_view name,
     }
   });
   p->set_verify(options_.verify);
-  pipeline_ = std::move(p);
-  pipeline_name_ = std::string(name);
-  runner_ = std::make_unique<PipelineRunner>(pipeline_.get(), module_.get());
-  started_ = true;
-  paused_ = false;
-  steps_ = 0;
-  return RunToPause();
+  return p;
 }
 
 absl::StatusOr<bool> Env::RunToPause() {
@@ -333,6 +341,7 @@ void Env::CopyStateFrom(const Env& other, bool share_evaluator) {
   module_ = other.module_->Clone();
   options_ = other.options_;
   pipeline_name_ = other.pipeline_name_;
+  disabled_ = other.disabled_;
   pipeline_ = other.pipeline_;
   runner_ = other.runner_ == nullptr ? nullptr
                                      : std::make_unique<PipelineRunner>(
@@ -354,6 +363,41 @@ std::unique_ptr<Env> Env::Clone(bool share_evaluator) const {
 }
 
 std::unique_ptr<Env> Env::Fork() const { return Clone(true); }
+
+absl::StatusOr<std::unique_ptr<Env>> Env::ForkIndependent() const {
+  std::unique_ptr<Env> env = Clone(false);
+  if (runner_ != nullptr) {
+    HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p,
+                            BuildPipeline(pipeline_name_, disabled_));
+    env->pipeline_ = std::move(p);
+    HLOGYM_ASSIGN_OR_RETURN(env->runner_,
+                            PipelineRunner::Remap(*runner_, env->module_.get(),
+                                                  env->pipeline_.get()));
+  }
+  HLOGYM_RETURN_IF_ERROR(env->EnsureEvaluator());
+  return env;
+}
+
+absl::StatusOr<std::unique_ptr<Env>> Env::ForkSharing(
+    const Env& resources) const {
+  if (resources.pipeline_name_ != pipeline_name_ ||
+      resources.disabled_ != disabled_ ||
+      (runner_ != nullptr && resources.pipeline_ == nullptr)) {
+    return absl::InvalidArgumentError(
+        StrCat("ForkSharing: the resources run pipeline '",
+               resources.pipeline_name_, "', this environment '",
+               pipeline_name_, "' (with the same disabled passes needed)"));
+  }
+  std::unique_ptr<Env> env = Clone(true);
+  env->evaluator_ = resources.evaluator_;
+  if (runner_ != nullptr) {
+    env->pipeline_ = resources.pipeline_;
+    HLOGYM_ASSIGN_OR_RETURN(env->runner_,
+                            PipelineRunner::Remap(*runner_, env->module_.get(),
+                                                  env->pipeline_.get()));
+  }
+  return env;
+}
 
 std::shared_ptr<const Env> Env::Save() const {
   return std::shared_ptr<const Env>(Clone(true).release());

@@ -129,6 +129,15 @@ class Env {
   // Clone() with `share_evaluator` false across threads).
   std::unique_ptr<Env> Fork() const;
   std::unique_ptr<Env> Clone(bool share_evaluator = false) const;
+  // A deep copy that shares nothing with this environment: its own
+  // pipeline instance (passes keep state while they run) and evaluator.
+  // For work on another thread.
+  absl::StatusOr<std::unique_ptr<Env>> ForkIndependent() const;
+  // A deep copy of this state that uses the pipeline instance and the
+  // evaluator of `resources`, an environment started on the same pipeline
+  // (typically a ForkIndependent() of this one's start). Lets each worker
+  // thread reuse its own passes and evaluator cache for many forks.
+  absl::StatusOr<std::unique_ptr<Env>> ForkSharing(const Env& resources) const;
   // HloEnv's clone_hlo / load_hlo: a snapshot of the module (and pipeline
   // position) that Load() restores, any number of times.
   std::shared_ptr<const Env> Save() const;
@@ -139,12 +148,15 @@ class Env {
  private:
   Env(std::unique_ptr<Module> module, EnvOptions options);
   absl::Status EnsureEvaluator();
+  absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
+      std::string_view name, const std::vector<std::string>& disabled) const;
   absl::StatusOr<bool> RunToPause();
   void CopyStateFrom(const Env& other, bool share_evaluator);
 
   std::unique_ptr<Module> module_;
   EnvOptions options_;
   std::string pipeline_name_;
+  std::vector<std::string> disabled_;  // passes disabled at StartPipeline
   std::shared_ptr<Pipeline> pipeline_;
   std::unique_ptr<PipelineRunner> runner_;
   bool started_ = false;

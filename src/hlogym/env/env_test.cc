@@ -164,6 +164,36 @@ TEST(Env, ForksAreIndependent) {
   EXPECT_EQ(env->Hash(), fork->Hash());
 }
 
+TEST(Env, ForksWithTheirOwnPipelineContinueAlike) {
+  auto env = MakeEnv(kShared);
+  ASSERT_TRUE(env->StartPipeline("general-fusion", {"hlo-cse"}).ok());
+  absl::StatusOr<std::unique_ptr<Env>> resources = env->ForkIndependent();
+  ASSERT_TRUE(resources.ok()) << resources.status();
+  ASSERT_TRUE(env->Step(Firsts(*env)).ok());  // one step further
+  absl::StatusOr<std::unique_ptr<Env>> shared = env->ForkSharing(**resources);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  auto fork = env->Fork();
+  EXPECT_EQ((*shared)->Hash(), env->Hash());
+  // The same position in another pipeline instance: the three go on alike.
+  for (Env* e : {env.get(), fork.get(), shared->get(), resources->get()}) {
+    while (e->paused()) ASSERT_TRUE(e->Step(Firsts(*e)).ok());
+  }
+  EXPECT_EQ((*shared)->Hash(), env->Hash());
+  EXPECT_EQ(fork->Hash(), env->Hash());
+  EXPECT_EQ((*resources)->Hash(), env->Hash());
+  EXPECT_EQ((*shared)->Seconds().value_or(-1), env->Seconds().value_or(-2));
+
+  // Resources on another pipeline (or other disabled passes) are refused.
+  auto other = MakeEnv(kShared);
+  ASSERT_TRUE(other->StartPipeline("general-fusion").ok());
+  auto again = MakeEnv(kShared);
+  ASSERT_TRUE(again->StartPipeline("general-fusion", {"hlo-cse"}).ok());
+  absl::StatusOr<std::unique_ptr<Env>> refused = again->ForkSharing(*other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("general-fusion"),
+            std::string::npos);
+}
+
 TEST(Env, SaveAndLoadRestoreTheState) {
   auto env = MakeEnv();
   ASSERT_TRUE(env->StartPipeline("general-fusion").ok());

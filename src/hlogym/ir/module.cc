@@ -171,46 +171,46 @@ std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
 }  // namespace
 
 std::string Module::UniqueInstructionName(std::string_view base) {
-  // Lookups go through absl::string_view so that only a name that is kept
-  // allocates: dry fusion runs name hundreds of thousands of clones.
-  auto view = [](std::string_view s) {
-    return absl::string_view(s.data(), s.size());
-  };
-  auto bump = [&](std::string_view stem, int64_t at_least) -> int64_t& {
-    auto it = used_names_->next.find(view(stem));
-    if (it == used_names_->next.end()) {
-      it = used_names_->next.emplace(std::string(stem), 0).first;
+  // Lookups go through absl::string_view so that only a new stem
+  // allocates: dry fusion names hundreds of thousands of clones.
+  auto use = [&](std::string_view stem) -> StemUse& {
+    auto it = used_names_->find(absl::string_view(stem.data(), stem.size()));
+    if (it == used_names_->end()) {
+      it = used_names_->emplace(std::string(stem), StemUse()).first;
     }
-    it->second = std::max(it->second, at_least);
     return it->second;
+  };
+  auto record = [&](std::string_view name) {
+    auto [stem, n] = SplitSuffix(name);
+    StemUse& u = use(stem);
+    if (stem.size() == name.size()) u.bare = true;
+    u.next = std::max(u.next, n + 1);
   };
   if (!used_names_) {
     used_names_ = std::make_unique<InstructionNames>();
     for (const auto& c : computations_) {
-      c->ForEachInstruction([&](Instruction* i) {
-        used_names_->used.insert(i->name());
-        auto [stem, n] = SplitSuffix(i->name());
-        bump(stem, n + 1);
-      });
+      c->ForEachInstruction([&](Instruction* i) { record(i->name()); });
     }
   }
   auto [stem, n] = SplitSuffix(base);
-  if (!used_names_->used.contains(view(base))) {
-    used_names_->used.emplace(base);
-    bump(stem, n + 1);
+  StemUse& u = use(stem);
+  // A bare stem is free unless it was used; "stem.N" is free when N is
+  // past every suffix in use (suffixes below are treated as taken).
+  const bool bare = stem.size() == base.size();
+  if (bare ? !u.bare : n >= u.next) {
+    if (bare) u.bare = true;
+    u.next = std::max(u.next, n + 1);
     return std::string(base);
   }
-  int64_t& next = bump(stem, 0);
   std::string name;
-  while (true) {
-    name.assign(stem);
-    name.push_back('.');
-    char digits[24];
-    auto r = std::to_chars(digits, digits + sizeof(digits), next++);
-    name.append(digits, r.ptr);
-    if (!used_names_->used.contains(name)) break;
-  }
-  used_names_->used.insert(name);
+  name.reserve(stem.size() + 8);
+  name.assign(stem);
+  name.push_back('.');
+  char digits[24];
+  const int64_t k = std::max<int64_t>(u.next, 1);
+  auto r = std::to_chars(digits, digits + sizeof(digits), k);
+  name.append(digits, r.ptr);
+  u.next = k + 1;
   return name;
 }
 
@@ -244,6 +244,9 @@ std::unique_ptr<Module> Module::Clone() const {
   auto m = std::make_unique<Module>(name_);
   m->config_ = config_;
   m->next_unique_id_ = next_unique_id_;
+  if (used_names_) {
+    m->used_names_ = std::make_unique<InstructionNames>(*used_names_);
+  }
   std::vector<Computation*> fresh;
   fresh.reserve(computations_.size());
   for (size_t i = 0; i < computations_.size(); ++i) {

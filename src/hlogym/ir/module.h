@@ -102,7 +102,9 @@ class Module {
   int64_t NextUniqueId() { return next_unique_id_++; }
 
   // A name not yet used by any instruction of the module, derived from
-  // `base` ("add" -> "add", "add.1", ...).
+  // `base` ("add" -> "add", "add.1", ...). Names are never reused, and a
+  // suffix is always past the largest one in use for its stem (no search
+  // for gaps): the table is a few counters, cheap to build and to copy.
   std::string UniqueInstructionName(std::string_view base);
   std::string UniqueComputationName(std::string_view base);
 
@@ -120,12 +122,14 @@ class Module {
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
   int64_t next_unique_id_ = 0;
-  // Lazily built for UniqueInstructionName: the names in use, and per stem
-  // ("add" of "add.7") the next numeric suffix to try.
-  struct InstructionNames {
-    absl::flat_hash_set<std::string> used;
-    absl::flat_hash_map<std::string, int64_t> next;
+  // Lazily built for UniqueInstructionName: per stem ("add" of "add.7"),
+  // one past the largest numeric suffix in use, and whether the bare stem
+  // is in use. Copied by Clone().
+  struct StemUse {
+    int64_t next = 0;
+    bool bare = false;
   };
+  using InstructionNames = absl::flat_hash_map<std::string, StemUse>;
   std::unique_ptr<InstructionNames> used_names_;
   // Lazily built for UniqueComputationName ("name" -> 0, "name.#" -> the
   // next suffix to try).

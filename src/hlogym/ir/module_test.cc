@@ -272,6 +272,14 @@ TEST(ModuleTest, UniqueNames) {
   EXPECT_EQ(m->UniqueInstructionName("fresh"), "fresh.1");
   EXPECT_EQ(m->UniqueInstructionName("m"), "m.1");  // "m" exists
   EXPECT_EQ(m->UniqueInstructionName("n"), "n.1");
+  // Suffixes go past the largest in use for the stem; gaps are not reused.
+  EXPECT_EQ(m->UniqueInstructionName("fresh.7"), "fresh.7");
+  EXPECT_EQ(m->UniqueInstructionName("fresh.3"), "fresh.8");
+  EXPECT_EQ(m->UniqueInstructionName("fresh"), "fresh.9");
+  // A clone continues from the same table, and so does the original.
+  std::unique_ptr<Module> clone = m->Clone();
+  EXPECT_EQ(clone->UniqueInstructionName("fresh"), "fresh.10");
+  EXPECT_EQ(m->UniqueInstructionName("fresh"), "fresh.10");
   EXPECT_EQ(m->UniqueComputationName("sum"), "sum.1");
   EXPECT_EQ(m->UniqueComputationName("other"), "other");
 }

@@ -185,6 +185,30 @@ PipelineRunner::PipelineRunner(const PipelineRunner& other, Module* module)
   module_ = module;
 }
 
+absl::StatusOr<std::unique_ptr<PipelineRunner>> PipelineRunner::Remap(
+    const PipelineRunner& other, Module* module, Pipeline* pipeline) {
+  auto r = std::make_unique<PipelineRunner>(other, module);
+  r->pipeline_ = pipeline;
+  // Frame k+1 runs the sub-pipeline entry that frame k is at.
+  Pipeline* at = pipeline;
+  for (size_t k = 0; k < r->frames_.size(); ++k) {
+    const Pipeline* old = other.frames_[k].pipeline;
+    if (at == nullptr || at->entries_.size() != old->entries_.size() ||
+        at->name_ != old->name_) {
+      return absl::InvalidArgumentError(
+          StrCat("pipeline '", pipeline->name(),
+                 "' does not have the structure of the running pipeline '",
+                 other.pipeline_->name(), "'"));
+    }
+    r->frames_[k].pipeline = at;
+    const size_t next = r->frames_[k].next;
+    at = next > 0 && next <= at->entries_.size()
+             ? dynamic_cast<Pipeline*>(at->entries_[next - 1].pass.get())
+             : nullptr;
+  }
+  return r;
+}
+
 absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
   if (!started_) {
     started_ = true;

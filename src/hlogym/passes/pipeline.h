@@ -85,6 +85,11 @@ class PipelineRunner {
   // The same position in the same pipeline, over another module (a copy of
   // this runner's module: forks of an environment).
   PipelineRunner(const PipelineRunner& other, Module* module);
+  // The same position over another module and another instance of the
+  // same pipeline (built the same way): forks that must not share pass
+  // objects, e.g. across threads. Fails if the structures differ.
+  static absl::StatusOr<std::unique_ptr<PipelineRunner>> Remap(
+      const PipelineRunner& other, Module* module, Pipeline* pipeline);
 
   absl::StatusOr<State> Run();
   bool done() const { return frames_.empty() && started_; }

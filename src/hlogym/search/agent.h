@@ -56,6 +56,9 @@ struct AgentOptions {
   int64_t mcts_min_budget = 50;
   int64_t mcts_rollouts = 5;
   int64_t mcts_rollout_length = 10;
+  // Threads running a leaf's rollouts (0: every hardware thread). Results
+  // do not depend on it: each rollout has its own seeded generator.
+  int64_t threads = 0;
   PolicyValueFn prior;  // empty: uniform priors, rollout values
   std::function<void(const SearchProgress&)> progress;
 };

@@ -1,10 +1,12 @@
 #include "hlogym/search/fmcts.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "hlogym/ir/status_macros.h"
@@ -194,6 +196,10 @@ absl::Status ValidateOptions(const AgentOptions& o) {
         StrCat("f-MCTS: mcts_c1 must be finite and mcts_c2 > 0, got ",
                o.mcts_c1, " and ", o.mcts_c2));
   }
+  if (o.threads < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("f-MCTS: threads must be >= 0, got ", o.threads));
+  }
   if (!(o.time_limit_seconds >= 0)) {
     return absl::InvalidArgumentError(StrCat(
         "f-MCTS: time_limit_seconds must be >= 0, got ", o.time_limit_seconds));
@@ -227,7 +233,20 @@ class FmctsSearch {
   std::vector<int64_t> CommitDecision(const FmctsNode& n) const;
   absl::StatusOr<double> Expand(FmctsNode* n);
   absl::Status ApplyPrior(FmctsNode* n, double* value);
-  absl::StatusOr<double> Rollout(const FmctsNode& leaf);
+  // One uniform rollout from a fork of a leaf; runs on worker threads, so
+  // it touches nothing shared but the time limit.
+  struct RolloutResult {
+    absl::Status status;
+    double value = 0;
+    double end_seconds = 0;
+    int64_t steps = 0;
+    int64_t evaluations = 0;
+    std::vector<std::vector<int64_t>> decisions;
+    std::unique_ptr<Env> env;
+  };
+  RolloutResult Rollout(std::unique_ptr<Env> env, double leaf_seconds,
+                        uint64_t seed);
+  absl::StatusOr<double> RolloutValue(const FmctsNode& leaf);
   void Backup(double leaf_value);
   void RecordNode(const FmctsNode* n);
   void RecordEnd(double seconds, const FmctsNode* from,
@@ -239,7 +258,11 @@ class FmctsSearch {
   std::mt19937_64 rng_;
   std::unique_ptr<FmctsTree> tree_;
   Clock::time_point t0_;
-  bool timed_out_ = false;
+  std::atomic<bool> timed_out_ = false;
+  int64_t threads_ = 1;
+  // Per rollout thread (index 0 unused): an environment whose pipeline and
+  // evaluator that thread's forks use.
+  std::vector<std::unique_ptr<Env>> worker_resources_;
   std::vector<PathStep> path_;
   // Best end state evaluated: its time and trajectory.
   double best_seconds_ = std::numeric_limits<double>::infinity();
@@ -335,39 +358,92 @@ absl::Status FmctsSearch::ApplyPrior(FmctsNode* n, double* value) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> FmctsSearch::Rollout(const FmctsNode& leaf) {
-  ++stats_->rollouts;
-  std::unique_ptr<Env> env = leaf.env->Fork();
-  std::vector<std::vector<int64_t>> decisions;
+FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
+                                                double leaf_seconds,
+                                                uint64_t seed) {
+  RolloutResult r;
+  std::mt19937_64 rng(seed);
   const bool discounted = o_.mcts_gamma != 1.0;
-  double ret = 0, discount = 1, prev = leaf.seconds;
+  double discount = 1, prev = leaf_seconds;
+  auto fail = [&](absl::Status st) {
+    r.status = std::move(st);
+    return std::move(r);
+  };
   // The time limit cuts a rollout short (it then ends at a paused state).
   for (int64_t k = 0; k < o_.mcts_rollout_length && env->paused() && !TimeUp();
        ++k) {
     std::vector<int64_t> d = env->ChoiceCounts();
     for (int64_t& c : d) {
-      c = c > 0 ? static_cast<int64_t>(rng_() % static_cast<uint64_t>(c)) : 0;
+      c = c > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(c)) : 0;
     }
-    HLOGYM_RETURN_IF_ERROR(env->Step(d).status());
-    decisions.push_back(std::move(d));
-    ++stats_->rollout_steps;
+    if (absl::Status st = env->Step(d).status(); !st.ok()) return fail(st);
+    r.decisions.push_back(std::move(d));
+    ++r.steps;
     if (discounted) {
-      tree_->add_evaluations(1);
-      HLOGYM_ASSIGN_OR_RETURN(double s, env->Seconds());
-      ret += discount * (prev - s) / Scale();
+      ++r.evaluations;
+      absl::StatusOr<double> s = env->Seconds();
+      if (!s.ok()) return fail(s.status());
+      r.value += discount * (prev - *s) / Scale();
       discount *= o_.mcts_gamma;
-      prev = s;
+      prev = *s;
     }
   }
-  if (decisions.empty()) return 0.0;
+  if (r.decisions.empty()) return r;
   if (!discounted) {
     // The rewards telescope: one evaluation at the end.
-    tree_->add_evaluations(1);
-    HLOGYM_ASSIGN_OR_RETURN(prev, env->Seconds());
-    ret = (leaf.seconds - prev) / Scale();
+    ++r.evaluations;
+    absl::StatusOr<double> s = env->Seconds();
+    if (!s.ok()) return fail(s.status());
+    prev = *s;
+    r.value = (leaf_seconds - prev) / Scale();
   }
-  if (env->done()) RecordEnd(prev, &leaf, &decisions, *env);
-  return ret;
+  r.end_seconds = prev;
+  r.env = std::move(env);
+  return r;
+}
+
+absl::StatusOr<double> FmctsSearch::RolloutValue(const FmctsNode& leaf) {
+  // Forks and seeds are made here, in order, so the result does not depend
+  // on the number of threads (forking reads scratch fields of the leaf).
+  // Rollout i runs on thread i % threads, with that thread's own pipeline
+  // instance and evaluator (thread 0 is this one, sharing the tree's).
+  const int64_t count = TimeUp() ? 1 : o_.mcts_rollouts;
+  const int64_t threads = std::min<int64_t>(threads_, count);
+  std::vector<std::unique_ptr<Env>> envs(count);
+  std::vector<uint64_t> seeds(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t t = i % threads;
+    if (t == 0) {
+      envs[i] = leaf.env->Fork();
+    } else {
+      HLOGYM_ASSIGN_OR_RETURN(envs[i],
+                              leaf.env->ForkSharing(*worker_resources_[t]));
+    }
+    seeds[i] = rng_();
+  }
+  std::vector<RolloutResult> results(count);
+  auto work = [&](int64_t t) {
+    for (int64_t i = t; i < count; i += threads) {
+      results[i] = Rollout(std::move(envs[i]), leaf.seconds, seeds[i]);
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+  }
+  double sum = 0;
+  for (RolloutResult& r : results) {
+    HLOGYM_RETURN_IF_ERROR(r.status);
+    ++stats_->rollouts;
+    stats_->rollout_steps += r.steps;
+    tree_->add_evaluations(r.evaluations);
+    sum += r.value;
+    if (r.env != nullptr && r.env->done()) {
+      RecordEnd(r.end_seconds, &leaf, &r.decisions, *r.env);
+    }
+  }
+  return sum / static_cast<double>(count);
 }
 
 absl::StatusOr<double> FmctsSearch::Expand(FmctsNode* n) {
@@ -377,13 +453,7 @@ absl::StatusOr<double> FmctsSearch::Expand(FmctsNode* n) {
   if (o_.prior) {
     HLOGYM_RETURN_IF_ERROR(ApplyPrior(n, &value));
   } else if (o_.mcts_rollouts > 0) {
-    double sum = 0;
-    int64_t done = 0;
-    for (; done < o_.mcts_rollouts && (done == 0 || !TimeUp()); ++done) {
-      HLOGYM_ASSIGN_OR_RETURN(double v, Rollout(*n));
-      sum += v;
-    }
-    value = sum / static_cast<double>(done);
+    HLOGYM_ASSIGN_OR_RETURN(value, RolloutValue(*n));
   }
   n->value = value;
   return value;
@@ -443,6 +513,15 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   HLOGYM_RETURN_IF_ERROR(ValidateOptions(o_));
   HLOGYM_ASSIGN_OR_RETURN(tree_, FmctsTree::Create(start));
   RecordNode(tree_->root());
+  threads_ = o_.threads > 0
+                 ? o_.threads
+                 : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  if (o_.prior || o_.mcts_rollouts <= 1) threads_ = 1;
+  worker_resources_.resize(threads_);
+  for (int64_t t = 1; t < threads_; ++t) {
+    HLOGYM_ASSIGN_OR_RETURN(worker_resources_[t],
+                            tree_->root()->env->ForkIndependent());
+  }
 
   int64_t budget = o_.budget > 0 ? o_.budget : 400;
   const int64_t floor = std::min(budget, o_.mcts_min_budget);

@@ -299,6 +299,40 @@ TEST(Fmcts, SameSeedSameResult) {
   EXPECT_EQ(ra2->best_seconds, ra->best_seconds);
 }
 
+TEST(Fmcts, ThreadCountDoesNotChangeTheResult) {
+  for (std::string_view text : {kChain, kReduce, kBroadcast}) {
+    std::unique_ptr<Env> start = Start(text);
+    ASSERT_NE(start, nullptr);
+    std::vector<SearchResult> results;
+    std::vector<FmctsStats> stats;
+    for (int64_t threads : {1, 2, 3}) {
+      AgentOptions o;
+      o.seed = 11;
+      o.budget = 40;
+      o.threads = threads;
+      FmctsAgent agent(o);
+      absl::StatusOr<SearchResult> r = agent.Search(*start);
+      ASSERT_TRUE(r.ok()) << r.status();
+      results.push_back(std::move(r).value());
+      stats.push_back(agent.stats());
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      EXPECT_EQ(results[i].trajectory, results[0].trajectory);
+      EXPECT_EQ(results[i].best_seconds, results[0].best_seconds);
+      EXPECT_EQ(results[i].evaluations, results[0].evaluations);
+      EXPECT_EQ(results[i].states_visited, results[0].states_visited);
+      EXPECT_EQ(results[i].best->Hash(), results[0].best->Hash());
+      EXPECT_EQ(stats[i].rollouts, stats[0].rollouts);
+      EXPECT_EQ(stats[i].rollout_steps, stats[0].rollout_steps);
+    }
+    EXPECT_GT(stats[0].rollout_steps, 0);
+  }
+  AgentOptions bad;
+  bad.threads = -1;
+  std::unique_ptr<Env> start = Start(kChain);
+  EXPECT_FALSE(FmctsAgent(bad).Search(*start).ok());
+}
+
 TEST(Fmcts, PriorSteersTheSearch) {
   std::unique_ptr<Env> start = Start(kChain);
   ASSERT_NE(start, nullptr);
