@@ -345,7 +345,19 @@ inline void PrefetchShape(const Shape& s) {
 // ---------------------------------------------------------------------------
 
 struct ModelEvaluator::Accounting {
-  double seconds = 0;
+  // Seconds in fixed point (units of 2^-80 s) so that the total does not
+  // depend on the order kernels are visited: two modules with the same
+  // DagHash price the same to the last bit. Terms are clamped to
+  // [0, 2^40 s] so the conversion cannot overflow.
+  static constexpr double kUnitsPerSecond = 0x1p80;
+  __int128 seconds_fixed = 0;
+  void AddSeconds(double s) {
+    const double clamped = s > 0 ? std::min(s, 0x1p40) : 0.0;
+    seconds_fixed += static_cast<__int128>(clamped * kUnitsPerSecond);
+  }
+  double seconds() const {
+    return static_cast<double>(seconds_fixed) / kUnitsPerSecond;
+  }
   double flops = 0;
   double transcendentals = 0;
   double bytes = 0;
@@ -361,7 +373,7 @@ struct ModelEvaluator::Accounting {
     }
   }
   void Merge(Accounting&& o) {
-    seconds += o.seconds;
+    seconds_fixed += o.seconds_fixed;
     flops += o.flops;
     transcendentals += o.transcendentals;
     bytes += o.bytes;
@@ -564,7 +576,7 @@ absl::Status ModelEvaluator::AccountInstruction(const Computation& computation,
         a.per_kernel = acc->per_kernel;
         absl::Status s = AccountComputation(*branch, launches, depth + 1, &a);
         if (!s.ok()) return s;
-        if (!have || a.seconds > best.seconds) {
+        if (!have || a.seconds_fixed > best.seconds_fixed) {
           best = std::move(a);
           have = true;
         }
@@ -605,7 +617,7 @@ absl::Status ModelEvaluator::AccountInstruction(const Computation& computation,
   if (!k.ok()) return k.status();
   const CachedKernel& c = **k;
   const double per_launch = c.launch_seconds + c.exec_seconds;
-  acc->seconds += launches * per_launch;
+  acc->AddSeconds(launches * per_launch);
   acc->flops += launches * c.flops;
   acc->transcendentals += launches * c.transcendentals;
   acc->bytes += launches * c.bytes;
@@ -673,7 +685,7 @@ absl::StatusOr<EvaluationResult> ModelEvaluator::Evaluate(
   r.module = module.name();
   r.backend = name();
   r.device = model_.device().name;
-  r.total_seconds = acc.seconds;
+  r.total_seconds = acc.seconds();
   r.flops = acc.flops;
   r.transcendentals = acc.transcendentals;
   r.bytes_accessed = acc.bytes;

@@ -302,6 +302,24 @@ absl::StatusOr<double> Env::Seconds() {
   return r.total_seconds;
 }
 
+absl::StatusOr<double> Env::StopSeconds() {
+  if (!paused_) return Seconds();
+  // Keep every original from here on: each later pause is decided the same
+  // way, and the pipeline runs its remaining passes (horizontal fusion,
+  // clean-ups), so paused and finished states are priced alike.
+  std::unique_ptr<Env> end = Clone(/*share_evaluator=*/true);
+  for (int64_t guard = 0; end->paused_; ++guard) {
+    if (guard >= 1000) {
+      return absl::InternalError(
+          StrCat("pipeline '", pipeline_name_,
+                 "' keeps pausing when every original is kept"));
+    }
+    std::vector<int64_t> zeros(end->ChoiceCounts().size(), 0);
+    HLOGYM_RETURN_IF_ERROR(end->Step(zeros).status());
+  }
+  return end->Seconds();
+}
+
 uint64_t Env::Hash() const { return DagHash(*module_); }
 
 absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,

@@ -113,6 +113,12 @@ class Env {
   // state stands for: while paused, every alternatives node counts as its
   // original (Evaluate() would price the candidates too).
   absl::StatusOr<double> Seconds();
+  // Modelled seconds of the program this state ends in if every remaining
+  // decision keeps its originals: the rest of the pipeline runs (fusion
+  // stages after the decision loop, clean-ups). The value search agents
+  // compare, since a finished state has had those passes too. Equals
+  // Seconds() when not paused.
+  absl::StatusOr<double> StopSeconds();
   uint64_t Hash() const;
   // Runs both modules in the interpreter on the same generated inputs
   // (`seed`) and compares every output buffer with the default

@@ -194,6 +194,33 @@ TEST(Env, ForksWithTheirOwnPipelineContinueAlike) {
             std::string::npos);
 }
 
+// StopSeconds prices a paused state where it ends if every remaining node
+// keeps its original (the rest of the pipeline runs), so it can be
+// compared with finished states; the state itself is not changed.
+TEST(Env, StopSecondsIsTheEndWithOriginalsKept) {
+  auto env = MakeEnv(kShared);
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  ASSERT_TRUE(env->paused());
+  const uint64_t h = env->Hash();
+  absl::StatusOr<double> stop = env->StopSeconds();
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  EXPECT_EQ(env->Hash(), h);
+  EXPECT_TRUE(env->paused());
+  auto end = env->Fork();
+  while (end->paused()) {
+    ASSERT_TRUE(
+        end->Step(std::vector<int64_t>(end->ChoiceCounts().size(), 0)).ok());
+  }
+  EXPECT_EQ(*stop, end->Seconds().value_or(-1));
+  // Pick-first's end fuses, so it is faster than stopping at the start.
+  auto pick_first = env->Fork();
+  while (pick_first->paused()) {
+    ASSERT_TRUE(pick_first->Step(Firsts(*pick_first)).ok());
+  }
+  EXPECT_LT(pick_first->StopSeconds().value_or(1), *stop);
+  EXPECT_EQ(end->StopSeconds().value_or(-1), end->Seconds().value_or(-2));
+}
+
 TEST(Env, SaveAndLoadRestoreTheState) {
   auto env = MakeEnv();
   ASSERT_TRUE(env->StartPipeline("general-fusion").ok());

@@ -205,6 +205,47 @@ std::string ReadExample(std::string_view name) {
 // The decision loop with pick-first, CSE and DCE between rounds, until no
 // alternative is left: equal outputs, fewer kernels, a modelled time no
 // worse than unfused.
+// A computation nothing calls is dead: no candidate is offered in it (it
+// would never be pruned, and each round would grow it), and the decision
+// loop converges with it left as it is.
+TEST(GeneralFusion, DeadComputationsAreLeftAlone) {
+  constexpr std::string_view kText = R"(
+HloModule dead_computation
+unused {
+  q0 = f32[64] parameter(0)
+  q1 = f32[64] parameter(1)
+  x = f32[64] exponential(q0)
+  y = f32[64] multiply(x, q1)
+  ROOT z = f32[64] add(y, x)
+}
+ENTRY main {
+  p0 = f32[64] parameter(0)
+  p1 = f32[64] parameter(1)
+  e = f32[64] exponential(p0)
+  ROOT a = f32[64] add(e, p1)
+}
+)";
+  auto [m, stats] = Augment(kText);
+  EXPECT_EQ(stats.alternatives, 1);  // e into a, in the entry only
+  const Computation* unused = m->FindComputation("unused");
+  ASSERT_NE(unused, nullptr);
+  EXPECT_EQ(CountOpcode(*unused, Opcode::kAlternatives), 0);
+  EXPECT_EQ(unused->instruction_count(), 5);
+
+  auto loop = ParseAndVerify(kText);
+  GeneralFusion gf;
+  int64_t rounds = 0;
+  for (; rounds < 10; ++rounds) {
+    absl::StatusOr<AugmentStats> s = gf.RunDry(loop.get());
+    ASSERT_TRUE(s.ok()) << s.status();
+    if (s->alternatives == 0) break;
+    std::vector<int64_t> first(AlternativeNodes(*loop).size(), 1);
+    ASSERT_TRUE(ApplyDecisions(loop.get(), first).ok());
+  }
+  EXPECT_EQ(rounds, 1);
+  EXPECT_EQ(loop->FindComputation("unused")->instruction_count(), 5);
+}
+
 TEST(GeneralFusion, LoopConvergesOnTheTransformerLayer) {
   std::string text = ReadExample("transformer_encoder.hlo");
   ASSERT_FALSE(text.empty());

@@ -1347,9 +1347,25 @@ FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
 
 std::vector<Computation*> GetFusibleComputations(const Module& module) {
   const auto callers = module.Callers();
+  // Computations the entry does not reach are dead: fusing in them would
+  // only grow them, round after round, since nothing prunes them.
+  absl::flat_hash_set<const Computation*> live;
+  if (const Computation* entry = module.entry_computation()) {
+    std::vector<const Computation*> stack = {entry};
+    live.insert(entry);
+    while (!stack.empty()) {
+      const Computation* c = stack.back();
+      stack.pop_back();
+      c->ForEachInstruction([&](Instruction* i) {
+        for (const Computation* callee : i->called_computations()) {
+          if (live.insert(callee).second) stack.push_back(callee);
+        }
+      });
+    }
+  }
   std::vector<Computation*> result;
   for (Computation* c : module.MakeComputationPostOrder()) {
-    if (c->IsFusionComputation()) continue;
+    if (c->IsFusionComputation() || !live.contains(c)) continue;
     bool fusible = true;
     auto it = callers.find(c);
     if (it != callers.end()) {

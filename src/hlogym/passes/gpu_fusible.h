@@ -114,8 +114,8 @@ FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
                                                     const Instruction& b);
 
 // Computations the fusion passes work on: post-order, without fusion
-// computations and computations called by non-control-flow ops (reducers,
-// comparators, map bodies).
+// computations, computations called by non-control-flow ops (reducers,
+// comparators, map bodies) and computations the entry does not reach.
 std::vector<Computation*> GetFusibleComputations(const Module& module);
 
 // ---- Helpers the rules above are built from (also used by the passes).

@@ -288,11 +288,12 @@ TEST(Greedy, ExactTrajectory) {
   ASSERT_NE(start, nullptr);
   ASSERT_EQ(start->ChoiceCounts(), (std::vector<int64_t>{2, 2, 2, 2, 3, 2}));
   SearchResult r = RunAgent(*start, "greedy");
-  EXPECT_EQ(r.trajectory,
-            (std::vector<JointDecision>{
-                {0, 0, 0, 0, 2, 0}, {1, 1, 1, 1}, {1, 1, 1}, {1}}));
-  // Candidates per step: 2 + 7, 2 + 4, 2 + 3, 2 (all-first = the single
-  // deviation).
+  // Paused children are priced where they end if every remaining node keeps
+  // its original, like the finished ones: all-first wins each step.
+  EXPECT_EQ(r.trajectory, (std::vector<JointDecision>{
+                              {1, 1, 1, 1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1}}));
+  // Candidates per step (choice counts {2,2,2,2,3,2}, {2,2,3}, {2,2,2},
+  // {2}): 2 + 7, 2 + 4, 2 + 3, 2 (all-first = the single deviation).
   EXPECT_EQ(r.evaluations, 22);
   EXPECT_EQ(r.states_visited, 4);
   EXPECT_EQ(Fusions(*r.best), 1);
@@ -312,11 +313,11 @@ TEST(Greedy, FirstStepIsTheBestCandidate) {
     ASSERT_FALSE(r.trajectory.empty());
     auto first_step = StepFork(*start, r.trajectory[0]);
     ASSERT_TRUE(first_step.ok());
-    const double chosen = (*first_step)->Seconds().value();
+    const double chosen = (*first_step)->StopSeconds().value();
     for (const JointDecision& d : GreedyCandidates(start->ChoiceCounts())) {
       auto child = StepFork(*start, d);
       ASSERT_TRUE(child.ok());
-      EXPECT_LE(chosen, (*child)->Seconds().value());
+      EXPECT_LE(chosen, (*child)->StopSeconds().value());
     }
   }
   // One step, one fusion: greedy and pick-first agree.
@@ -329,22 +330,23 @@ TEST(Greedy, RespectsTheBudget) {
   std::unique_ptr<Env> start = Started(kDiamond);
   ASSERT_NE(start, nullptr);
   AgentOptions o;
-  // The first five candidates: all-original (an end state) is the best.
+  // The first five candidates: all-first is the best and leaves a paused
+  // state; out of budget, every later node keeps its original (each pause
+  // until the end), and one evaluation prices the end.
   o.budget = 5;
   SearchResult five = RunAgent(*start, "greedy", o);
-  EXPECT_EQ(five.evaluations, 5);
-  EXPECT_EQ(five.trajectory, (std::vector<JointDecision>{{0, 0, 0, 0, 0, 0}}));
+  EXPECT_EQ(five.evaluations, 6);
+  EXPECT_FALSE(five.timed_out);
+  ASSERT_EQ(five.trajectory.size(), 3u);
+  EXPECT_EQ(five.trajectory[0], (JointDecision{1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(five.trajectory[1], AllOriginal(five.trajectory[1]));
+  EXPECT_EQ(five.trajectory[2], AllOriginal(five.trajectory[2]));
   ExpectReplays(*start, five);
-  // All nine candidates of the first step (the best leaves a paused
-  // state), then all-original to the end and one evaluation to price it.
-  o.budget = 9;
-  SearchResult nine = RunAgent(*start, "greedy", o);
-  EXPECT_EQ(nine.evaluations, 10);
-  EXPECT_FALSE(nine.timed_out);
-  ASSERT_EQ(nine.trajectory.size(), 2u);
-  EXPECT_EQ(nine.trajectory[0], (JointDecision{0, 0, 0, 0, 2, 0}));
-  EXPECT_EQ(nine.trajectory[1], AllOriginal(nine.trajectory[1]));
-  ExpectReplays(*start, nine);
+  // Stopping is priced as it ends: the end after the first step is what
+  // that step's child was priced at.
+  auto first = StepFork(*start, five.trajectory[0]);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(five.best_seconds, (*first)->StopSeconds().value());
 }
 
 TEST(Agents, TinyTimeLimitEndsWithOriginals) {

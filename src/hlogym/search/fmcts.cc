@@ -95,7 +95,9 @@ absl::StatusOr<FmctsNode*> FmctsTree::Add(std::unique_ptr<Env> env,
   node->hash = hash;
   node->done = env->done();
   ++evaluations_;
-  HLOGYM_ASSIGN_OR_RETURN(node->seconds, env->Seconds());
+  // Paused states are priced by where they end if every remaining node
+  // keeps its original, like the finished states they are compared with.
+  HLOGYM_ASSIGN_OR_RETURN(node->seconds, env->StopSeconds());
   if (node->done) {
     node->expanded = true;  // a terminal state never expands
   } else {
@@ -381,7 +383,7 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
     ++r.steps;
     if (discounted) {
       ++r.evaluations;
-      absl::StatusOr<double> s = env->Seconds();
+      absl::StatusOr<double> s = env->StopSeconds();
       if (!s.ok()) return fail(s.status());
       r.value += discount * (prev - *s) / Scale();
       discount *= o_.mcts_gamma;
@@ -392,7 +394,7 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
   if (!discounted) {
     // The rewards telescope: one evaluation at the end.
     ++r.evaluations;
-    absl::StatusOr<double> s = env->Seconds();
+    absl::StatusOr<double> s = env->StopSeconds();
     if (!s.ok()) return fail(s.status());
     prev = *s;
     r.value = (leaf_seconds - prev) / Scale();

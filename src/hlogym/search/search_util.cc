@@ -40,7 +40,7 @@ SearchContext::SearchContext(const AgentOptions& options, int64_t budget)
 
 absl::StatusOr<double> SearchContext::Evaluate(Env& env) {
   ++evaluations_;
-  HLOGYM_ASSIGN_OR_RETURN(double s, env.Seconds());
+  HLOGYM_ASSIGN_OR_RETURN(double s, env.StopSeconds());
   if (evaluations_ % kReportEvery == 0) Report();
   return s;
 }

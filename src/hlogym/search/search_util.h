@@ -34,7 +34,9 @@ class SearchContext {
   // `budget` <= 0: unlimited evaluations.
   SearchContext(const AgentOptions& options, int64_t budget);
 
-  // env.Seconds(), counted; reports progress every kReportEvery calls.
+  // env.StopSeconds() (a paused state is priced where it ends if every
+  // remaining node keeps its original), counted; reports progress every
+  // kReportEvery calls.
   absl::StatusOr<double> Evaluate(Env& env);
 
   int64_t evaluations() const { return evaluations_; }
