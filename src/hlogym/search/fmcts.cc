@@ -251,6 +251,7 @@ class FmctsSearch {
   absl::StatusOr<double> RolloutValue(const FmctsNode& leaf);
   void Backup(double leaf_value);
   void RecordNode(const FmctsNode* n);
+  absl::Status CompleteWithPickFirst(const FmctsNode& from);
   void RecordEnd(double seconds, const FmctsNode* from,
                  const std::vector<std::vector<int64_t>>* tail, const Env& env);
   void Progress(int64_t steps);
@@ -316,6 +317,21 @@ void FmctsSearch::RecordEnd(double seconds, const FmctsNode* from,
   if (tail != nullptr) {
     best_trajectory_.insert(best_trajectory_.end(), tail->begin(), tail->end());
   }
+}
+
+absl::Status FmctsSearch::CompleteWithPickFirst(const FmctsNode& from) {
+  std::unique_ptr<Env> env = from.env->Fork();
+  std::vector<std::vector<int64_t>> tail;
+  while (env->paused()) {
+    std::vector<int64_t> d = env->ChoiceCounts();
+    for (int64_t& c : d) c = c > 1 ? 1 : 0;
+    HLOGYM_RETURN_IF_ERROR(env->Step(d).status());
+    tail.push_back(std::move(d));
+  }
+  tree_->add_evaluations(1);
+  HLOGYM_ASSIGN_OR_RETURN(double seconds, env->Seconds());
+  RecordEnd(seconds, &from, &tail, *env);
+  return absl::OkStatus();
 }
 
 void FmctsSearch::RecordNode(const FmctsNode* n) {
@@ -528,10 +544,18 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   int64_t budget = o_.budget > 0 ? o_.budget : 400;
   const int64_t floor = std::min(budget, o_.mcts_min_budget);
   int64_t steps = 0;
+  bool completed = false;
   while (!tree_->root()->done) {
     int64_t sims = 0;
     for (; sims < budget && !TimeUp(); ++sims) {
       HLOGYM_RETURN_IF_ERROR(Simulate());
+    }
+    if (TimeUp() && !completed) {
+      // Out of time: the remaining commits (no simulations) keep every
+      // original, so also finish with pick-first from here; the faster
+      // end is returned.
+      completed = true;
+      HLOGYM_RETURN_IF_ERROR(CompleteWithPickFirst(*tree_->root()));
     }
     stats_->simulations_per_step.push_back(sims);
     FmctsNode* root = tree_->root();

@@ -451,7 +451,7 @@ TEST(Fmcts, BudgetHalvesPerCommittedStep) {
   EXPECT_EQ(r->best_seconds, PickFirstSeconds(*long_start));
 }
 
-TEST(Fmcts, TimeLimitFinishesByTheStatistics) {
+TEST(Fmcts, TimeLimitFinishesWithTheBetterOfStoppingAndPickFirst) {
   std::unique_ptr<Env> start = Start(kChain);
   ASSERT_NE(start, nullptr);
   AgentOptions o;
@@ -460,11 +460,16 @@ TEST(Fmcts, TimeLimitFinishesByTheStatistics) {
   absl::StatusOr<SearchResult> r = agent.Search(*start);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->timed_out);
-  // No simulation ran: every state keeps its originals, which ends the
-  // pipeline in one step.
+  // No simulation ran. The commits keep every original (one step to the
+  // end), and the search also finishes with pick-first from the start:
+  // here pick-first's end is the faster one.
   EXPECT_EQ(agent.stats().simulations_per_step, std::vector<int64_t>{0});
-  EXPECT_EQ(r->trajectory,
-            (std::vector<std::vector<int64_t>>{std::vector<int64_t>(7, 0)}));
+  EXPECT_EQ(agent.stats().committed_seconds, start->StopSeconds().value());
+  EXPECT_EQ(r->best_seconds, PickFirstSeconds(*start));
+  EXPECT_LT(r->best_seconds, agent.stats().committed_seconds);
+  for (const std::vector<int64_t>& d : r->trajectory) {
+    EXPECT_EQ(d, std::vector<int64_t>(d.size(), 1));
+  }
   EXPECT_TRUE(r->best->done());
 }
 
