@@ -345,7 +345,11 @@ absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,
   Interpreter interp;
   HLOGYM_ASSIGN_OR_RETURN(Literal ra, interp.Run(a, inputs));
   HLOGYM_ASSIGN_OR_RETURN(Literal rb, interp.Run(b, inputs));
-  CompareReport c = Compare(ra, rb);
+  // The reference module's least precise floating type sets the floor of
+  // the tolerances (see CompareOptions::computed_in).
+  CompareOptions options;
+  options.computed_in = LeastPreciseFloatType(b);
+  CompareReport c = Compare(ra, rb, options);
   if (report != nullptr) *report = c.ToString();
   return c.ok;
 }

@@ -1,5 +1,6 @@
 #include "hlogym/eval/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -117,6 +118,11 @@ void CompareArrays(const Literal& a, const Literal& b,
     return;
   }
   Tolerance tol = DefaultTolerance(t);
+  if (options.computed_in) {
+    const Tolerance c = DefaultTolerance(*options.computed_in);
+    tol.rtol = std::max(tol.rtol, c.rtol);
+    tol.atol = std::max(tol.atol, c.atol);
+  }
   if (options.rtol) tol.rtol = *options.rtol;
   if (options.atol) tol.atol = *options.atol;
   r->tolerance = tol;
@@ -196,6 +202,42 @@ struct Walker {
 };
 
 }  // namespace
+
+namespace {
+
+int MantissaBits(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF64:
+      return 52;
+    case PrimitiveType::kF32:
+      return 23;
+    default: {
+      std::optional<FloatFormat> f = SmallFloatFormat(t);
+      return f ? f->mantissa_bits : 64;
+    }
+  }
+}
+
+void LeastPrecise(const Shape& shape, std::optional<PrimitiveType>* least) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes()) LeastPrecise(s, least);
+    return;
+  }
+  const PrimitiveType t = ComplexComponentType(shape.element_type());
+  if (!IsFloatingPointType(t)) return;
+  if (!*least || MantissaBits(t) < MantissaBits(**least)) *least = t;
+}
+
+}  // namespace
+
+std::optional<PrimitiveType> LeastPreciseFloatType(const Module& module) {
+  std::optional<PrimitiveType> least;
+  for (const auto& c : module.computations()) {
+    c->ForEachInstruction(
+        [&](const Instruction* i) { LeastPrecise(i->shape(), &least); });
+  }
+  return least;
+}
 
 Tolerance DefaultTolerance(PrimitiveType type) {
   const PrimitiveType t = ComplexComponentType(type);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hlogym/ir/literal.h"
+#include "hlogym/ir/module.h"
 
 namespace hlogym {
 
@@ -32,7 +33,17 @@ struct CompareOptions {
   // When set, replace the per-type default for every floating buffer.
   std::optional<double> rtol;
   std::optional<double> atol;
+  // The least precise floating type the computation went through: a
+  // floating buffer then uses the looser of its own type's default and
+  // this type's. An f32 output computed from bf16 values carries bf16
+  // rounding, and a rewrite may legally move where that rounding happens.
+  std::optional<PrimitiveType> computed_in;
 };
+
+// The floating element type with the fewest mantissa bits among the
+// shapes of every instruction of `module` (complex counts as its
+// component); nullopt when it has no floating values.
+std::optional<PrimitiveType> LeastPreciseFloatType(const Module& module);
 
 // The comparison of one array leaf (or of a structural difference).
 struct BufferComparison {

@@ -67,6 +67,43 @@ TEST(CompareTest, EqualAndWithinTolerance) {
   EXPECT_FALSE(Compare(F32({1.11}), F32({1}), rel).ok);
 }
 
+// An f32 output computed through bf16 carries bf16 rounding: with
+// `computed_in` its tolerance is bf16's (5e-2), never tighter than its own.
+TEST(CompareTest, ComputedInLoosensToTheLeastPreciseType) {
+  const Literal want = F32({2.640625});
+  const Literal got = F32({2.65625});  // one bf16 ulp away
+  EXPECT_FALSE(Compare(got, want).ok);
+  CompareOptions o;
+  o.computed_in = PrimitiveType::kBF16;
+  CompareReport r = Compare(got, want, o);
+  EXPECT_TRUE(r.ok) << r.ToString();
+  EXPECT_EQ(r.buffers[0].tolerance.rtol, 5e-2);
+  EXPECT_FALSE(Compare(F32({2.9}), want, o).ok);  // 0.26 > 0.05 + 0.13
+  // A more precise type does not tighten an f32 buffer.
+  o.computed_in = PrimitiveType::kF64;
+  EXPECT_EQ(Compare(want, want, o).buffers[0].tolerance.rtol, 1e-5);
+}
+
+TEST(CompareTest, LeastPreciseFloatType) {
+  auto parse = [](const std::string& body) {
+    auto m = ParseModule("HloModule m\nENTRY e {\n" + body + "}\n");
+    EXPECT_TRUE(m.ok()) << m.status();
+    return std::move(m).value();
+  };
+  auto mixed = parse(
+      "  p = bf16[4] parameter(0)\n"
+      "  c = f32[4] convert(p)\n"
+      "  ROOT t = (f32[4], c64[2]) tuple(c, c64[2] constant({(1,0), "
+      "(0,1)}))\n");
+  EXPECT_EQ(LeastPreciseFloatType(*mixed), PrimitiveType::kBF16);
+  auto complex = parse(
+      "  p = f64[4] parameter(0)\n"
+      "  ROOT c = c64[2] constant({(1,0), (0,1)})\n");
+  EXPECT_EQ(LeastPreciseFloatType(*complex), PrimitiveType::kF32);
+  auto ints = parse("  ROOT p = s32[4] parameter(0)\n");
+  EXPECT_EQ(LeastPreciseFloatType(*ints), std::nullopt);
+}
+
 TEST(CompareTest, MismatchDetails) {
   Literal a = Const("f32[2,3]", "{ {1, 2, 3}, {4, 5.5, 7} }");
   Literal b = Const("f32[2,3]", "{ {1, 2, 3}, {4, 5, 6} }");

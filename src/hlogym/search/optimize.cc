@@ -54,7 +54,11 @@ std::optional<bool> CheckOutputs(const Module& got, const Module& want,
         StrCat("the optimized module does not run: ", a.status().message());
     return false;
   }
-  CompareReport r = Compare(*a, *b);
+  // Tolerances no tighter than the unoptimized module's least precise
+  // floating type (see CompareOptions::computed_in).
+  CompareOptions options;
+  options.computed_in = LeastPreciseFloatType(want);
+  CompareReport r = Compare(*a, *b, options);
   *message =
       r.ok ? StrCat("equal (", r.buffers.size(), " buffers, seed ", seed, ")")
            : r.ToString();
