@@ -992,8 +992,7 @@ absl::StatusOr<bool> BitcastConvertToBitcast(Instruction* bc,
           BitWidth(bc->shape().element_type())) {
     return false;
   }
-  Shape retyped = x->shape();
-  retyped.set_element_type(bc->shape().element_type());
+  Shape retyped = WithElementType(x->shape(), bc->shape().element_type());
   if (retyped != bc->shape()) return false;
   PART1_ASSIGN_OR_NO_MATCH(Instruction * result,
                            MakeBitcast(ctx.rw, x, bc->shape()));
@@ -1329,8 +1328,8 @@ absl::StatusOr<bool> BroadcastSinkElementwise(Instruction* b,
       }
     }
     if (!ok) continue;
-    Shape small_shape = operand->shape();
-    small_shape.set_element_type(user->shape().element_type());
+    Shape small_shape =
+        WithElementType(operand->shape(), user->shape().element_type());
     auto small_user =
         CloneWithNewOperands(ctx.rw, user, small_shape, new_operands);
     if (!small_user.ok()) continue;
@@ -2045,8 +2044,7 @@ absl::StatusOr<bool> ConvertNarrowBinaryOp(Instruction* convert,
       !CastPreservesValues(final_type, op_type)) {
     return false;
   }
-  Shape narrow = op->shape();
-  narrow.set_element_type(final_type);
+  Shape narrow = WithElementType(op->shape(), final_type);
   PART1_ASSIGN_OR_NO_MATCH(Instruction * result,
                            CloneWithNewOperands(ctx.rw, op, narrow, args));
   return ReplaceWithNew(convert, result, ctx);
@@ -2249,8 +2247,7 @@ absl::StatusOr<bool> MapElementwiseRoot(Instruction* map,
   }
   // The body's instruction is cloned into the map's computation.
   std::unique_ptr<Instruction> clone = root->CloneWithNewOperands(operands);
-  Shape shape = map->shape();
-  shape.set_element_type(root->shape().element_type());
+  Shape shape = WithElementType(map->shape(), root->shape().element_type());
   *clone->mutable_shape() = shape;
   clone->set_name("");
   clone->set_unique_id(-1);

@@ -5,6 +5,16 @@
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
+
+Shape WithElementType(Shape shape, PrimitiveType type) {
+  shape.set_element_type(type);
+  if (shape.has_layout() && shape.layout().element_size_in_bits != 0) {
+    const int bits = BitWidth(type);
+    shape.mutable_layout()->element_size_in_bits = bits < 8 ? bits : 0;
+  }
+  return shape;
+}
+
 namespace {
 
 // Default layout on arrays when the reference has a layout.

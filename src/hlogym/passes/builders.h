@@ -19,6 +19,11 @@
 
 namespace hlogym {
 
+// `shape` with element type `type`, its layout kept but for the element
+// size in bits, which only sub-byte types carry (E(2) of a u2 layout must
+// not stay on the u8 shape it becomes).
+Shape WithElementType(Shape shape, PrimitiveType type);
+
 // Elementwise.
 absl::StatusOr<Instruction*> MakeUnary(Rewriter& rw, Opcode opcode,
                                        Instruction* x);

@@ -169,8 +169,8 @@ class Mover {
       HLOGYM_ASSIGN_OR_RETURN(Instruction * v, InverseRearrange(rearrange, op));
       ops.push_back(v);
     }
-    Shape shape = rearrange->operand(0)->shape();
-    shape.set_element_type(inst->shape().element_type());
+    Shape shape = WithElementType(rearrange->operand(0)->shape(),
+                                  inst->shape().element_type());
     HLOGYM_ASSIGN_OR_RETURN(Instruction * moved,
                             CloneWithNewOperands(rw_, inst, shape, ops));
     if (moved->attrs().sharding.has_value()) {

@@ -80,6 +80,33 @@ ENTRY e {
   EXPECT_EQ(re->operand(0)->shape().dimensions(), (DimVector{2, 3}));
 }
 
+// Sinking a widening convert below a sub-byte transpose: the convert takes
+// the transpose operand's layout but not its element size (E(4) is for s4
+// only; the verifier rejects it on s8).
+TEST(ReshapeMoverTest, WideningConvertDropsTheSubByteElementSize) {
+  ReshapeMover pass;
+  auto r = ExpectRewrite(pass, R"(
+HloModule m
+ENTRY e {
+  a = s4[4,6]{1,0:E(4)} parameter(0)
+  t = s4[6,4]{0,1:E(4)} transpose(a), dimensions={1,0}
+  h = s8[] constant(3)
+  b = s8[6,4]{1,0} broadcast(h), dimensions={}
+  c = s8[6,4]{1,0} convert(t)
+  ROOT s = s8[6,4]{1,0} add(c, b)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* t = Root(*r.applied)->operand(0);
+  ASSERT_EQ(t->opcode(), Opcode::kTranspose);
+  const Instruction* c = t->operand(0);
+  ASSERT_EQ(c->opcode(), Opcode::kConvert);
+  EXPECT_EQ(c->shape().element_type(), PrimitiveType::kS8);
+  ASSERT_TRUE(c->shape().has_layout());
+  EXPECT_EQ(c->shape().layout().element_size_in_bits, 0);
+  EXPECT_EQ(c->shape().layout().minor_to_major, (DimVector{1, 0}));
+}
+
 TEST(ReshapeMoverTest, KeepsReshapesOfDifferentShapes) {
   ReshapeMover pass;
   ExpectNoRewrite(pass, R"(

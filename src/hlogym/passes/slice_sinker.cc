@@ -102,8 +102,8 @@ absl::StatusOr<bool> SliceSinker::RunWith(Module* module, Rewriter& rw) {
         std::vector<Instruction*> sources;
         for (Instruction* s : inst->operands())
           sources.push_back(s->operand(0));
-        Shape shape = sources[0]->shape();
-        shape.set_element_type(inst->shape().element_type());
+        Shape shape =
+            WithElementType(sources[0]->shape(), inst->shape().element_type());
         HLOGYM_ASSIGN_OR_RETURN(Instruction * whole,
                                 CloneWithNewOperands(rw, inst, shape, sources));
         // A sharding of the slice's shape does not fit the whole op.
