@@ -319,9 +319,22 @@ absl::StatusOr<bool> ReduceUnwrapVariadic(Instruction* r,
   return ReplaceWithNew(r, result, ctx);
 }
 
-// 144. Only size-1 dimensions reduced -> reshape (init assumed identity).
+// 144. Only size-1 dimensions reduced -> reshape. XLA assumes the init is
+// the reducer's identity; a constant init that visibly is not (an add from
+// 2) would change the values, so it is left alone: a constant init must be
+// 0 for add and or, 1 for multiply and and; max and min need a non-constant
+// init.
 absl::StatusOr<bool> ReduceToReshape(Instruction* r, AlgebraicContext& ctx) {
   if (!IsPlainReduce(r) || LayoutSensitive(ctx)) return false;
+  if (const Instruction* init = r->operand(1);
+      init->opcode() == Opcode::kConstant) {
+    const std::optional<Opcode> op = ScalarReducerOpcode(r->to_apply());
+    const bool identity =
+        op.has_value() &&
+        (((*op == Opcode::kAdd || *op == Opcode::kOr) && IsAll(init, 0)) ||
+         ((*op == Opcode::kMultiply || *op == Opcode::kAnd) && IsAll(init, 1)));
+    if (!identity) return false;
+  }
   Instruction* x = r->operand(0);
   if (x->shape().ElementsIn() != r->shape().ElementsIn()) return false;
   if (x->shape().element_type() != r->shape().element_type()) return false;

@@ -319,6 +319,39 @@ ENTRY e {
   EXPECT_EQ(Op(r, 0)->name(), "p");
 }
 
+// A constant init that is not the reducer's identity is added in once per
+// output element: the reduce is not a reshape then.
+TEST(AlgebraicPart3Reduce, ToReshapeOnlyFromTheIdentity) {
+  for (const char* reduce :
+       {"ROOT r = f32[3] reduce(p, c), dimensions={0}, to_apply=add_f32",
+        "ROOT r = f32[3] reduce(p, c), dimensions={0}, to_apply=max_f32"}) {
+    NoRewrite("reduce-to-reshape",
+              WithReducers(std::string("ENTRY e {\n  p = f32[1,3] "
+                                       "parameter(0)\n  c = f32[] "
+                                       "constant(2)\n  ") +
+                           reduce + "\n}\n"));
+  }
+  auto m = Rewrite("reduce-to-reshape", WithReducers(R"(
+ENTRY e {
+  p = f32[1,3] parameter(0)
+  one = f32[] constant(1)
+  ROOT r = f32[3] reduce(p, one), dimensions={0}, to_apply=mul_f32
+}
+)"));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(test::Root(*m)->opcode(), Opcode::kReshape);
+  // A non-constant init is assumed to be the identity, as XLA does.
+  auto q = Rewrite("reduce-to-reshape", WithReducers(R"(
+ENTRY e {
+  p = f32[1,3] parameter(0)
+  i = f32[] parameter(1)
+  ROOT r = f32[3] reduce(p, i), dimensions={0}, to_apply=max_f32
+}
+)"));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(test::Root(*q)->opcode(), Opcode::kReshape);
+}
+
 TEST(AlgebraicPart3Reduce, ToReshapeNoRewriteWhenLayoutSensitive) {
   NoRewrite("reduce-to-reshape", WithReducers(R"(
 ENTRY e {
