@@ -4,6 +4,7 @@
 #include <fstream>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
 #include "hlogym/eval/interpreter.h"
@@ -321,6 +322,12 @@ absl::StatusOr<double> Env::StopSeconds() {
 }
 
 uint64_t Env::Hash() const { return DagHash(*module_); }
+
+uint64_t Env::StateKey() const {
+  const uint64_t h = Hash();
+  if (runner_ == nullptr) return h;
+  return absl::HashOf(h, runner_->PositionHash(), paused_);
+}
 
 absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,
                                          uint64_t seed, std::string* report) {

@@ -119,7 +119,12 @@ class Env {
   // compare, since a finished state has had those passes too. Equals
   // Seconds() when not paused.
   absl::StatusOr<double> StopSeconds();
+  // The DagHash of the module.
   uint64_t Hash() const;
+  // The DagHash combined with the pipeline position: equal keys mean equal
+  // futures. Search agents deduplicate states by it (a module can come
+  // back unchanged at a later pause of the same pipeline).
+  uint64_t StateKey() const;
   // Runs both modules in the interpreter on the same generated inputs
   // (`seed`) and compares every output buffer with the default
   // tolerances. `report`, when given, receives the comparison text.

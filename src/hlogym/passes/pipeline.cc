@@ -1,5 +1,6 @@
 #include "hlogym/passes/pipeline.h"
 
+#include "absl/hash/hash.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
@@ -207,6 +208,14 @@ absl::StatusOr<std::unique_ptr<PipelineRunner>> PipelineRunner::Remap(
              : nullptr;
   }
   return r;
+}
+
+uint64_t PipelineRunner::PositionHash() const {
+  uint64_t h = absl::HashOf(started_, paused_, frames_.size());
+  for (const Frame& f : frames_) {
+    h = absl::HashOf(h, f.next, f.changed_this_iteration, f.changed);
+  }
+  return h;
 }
 
 absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {

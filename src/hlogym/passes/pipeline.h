@@ -99,6 +99,10 @@ class PipelineRunner {
   bool paused() const { return paused_; }
   // Passes run so far (dry runs included).
   int64_t passes_run() const { return passes_run_; }
+  // A hash of where the run stands: the entry each nested pipeline is at
+  // and its change flags (not the iteration counts). Two runs over equal
+  // modules with equal positions go on alike (up to the iteration caps).
+  uint64_t PositionHash() const;
 
  private:
   struct Frame {

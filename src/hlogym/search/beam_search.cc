@@ -71,7 +71,7 @@ absl::StatusOr<SearchResult> BeamSearchAgent::Search(const Env& start) {
     return result;
   }
   absl::flat_hash_set<std::pair<uint64_t, bool>> seen;
-  seen.insert({root->Hash(), false});
+  seen.insert({root->StateKey(), false});
   std::vector<OpenState> stack;
   stack.push_back({std::move(root), 0});
   bool stopped = false;
@@ -80,7 +80,7 @@ absl::StatusOr<SearchResult> BeamSearchAgent::Search(const Env& start) {
     OpenState state = std::move(stack.back());
     stack.pop_back();
     ++result.states_visited;
-    const uint64_t hash = state.env->Hash();
+    const uint64_t hash = state.env->StateKey();
     const std::vector<int64_t> counts = state.env->ChoiceCounts();
     std::vector<JointDecision> decisions;
     if (exhaustive) {
@@ -109,7 +109,7 @@ absl::StatusOr<SearchResult> BeamSearchAgent::Search(const Env& start) {
       }
       HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Env> child,
                               StepFork(*state.env, d));
-      if (!seen.insert({child->Hash(), child->done()}).second) continue;
+      if (!seen.insert({child->StateKey(), child->done()}).second) continue;
       HLOGYM_ASSIGN_OR_RETURN(double s, ctx.Evaluate(*child));
       if (child->done()) {
         if (best == nullptr || s < best_seconds) {

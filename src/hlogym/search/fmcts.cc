@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<FmctsTree>> FmctsTree::Create(const Env& start) {
   }
   auto tree = std::unique_ptr<FmctsTree>(new FmctsTree());
   HLOGYM_ASSIGN_OR_RETURN(FmctsNode * root,
-                          tree->Add(start.Fork(), start.Hash()));
+                          tree->Add(start.Fork(), start.StateKey()));
   tree->root_ = root;
   tree->start_seconds_ = root->seconds;
   return tree;
@@ -139,7 +139,7 @@ absl::StatusOr<FmctsEdge> FmctsTree::Child(
   }
   std::unique_ptr<Env> env = parent->env->Fork();
   HLOGYM_RETURN_IF_ERROR(env->Step(decision).status());
-  const uint64_t hash = env->Hash();
+  const uint64_t hash = env->StateKey();
   FmctsNode* child = Find(hash, env->done());
   if (child != nullptr) {
     ++merged_edges_;

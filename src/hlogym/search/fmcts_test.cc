@@ -333,6 +333,39 @@ TEST(Fmcts, ThreadCountDoesNotChangeTheResult) {
   EXPECT_FALSE(FmctsAgent(bad).Search(*start).ok());
 }
 
+// In a pipeline that pauses at several runs of one pass, a state can keep
+// its module from one pause to the next: the tree must not take it for its
+// parent (it used to fail with "keeping every original did not leave the
+// state").
+TEST(Fmcts, PausesOfOneModuleAreDistinctStates) {
+  absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(R"(
+HloModule add_zero
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  z = f32[] constant(0)
+  b = f32[1024] broadcast(z), dimensions={}
+  ROOT a = f32[1024] add(p0, b)
+}
+)");
+  ASSERT_TRUE(env.ok());
+  ASSERT_TRUE((*env)->StartPipeline("algebraic-simplifier").ok());
+  AgentOptions o;
+  o.budget = 20;
+  FmctsAgent agent(o);
+  absl::StatusOr<SearchResult> r = agent.Search(**env);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->best->done());
+  EXPECT_EQ(r->best->Seconds().value_or(-1), r->best_seconds);
+  // Out of time at once: every commit keeps the originals, pause after
+  // pause over the same module, to the end.
+  o.time_limit_seconds = 1e-9;
+  FmctsAgent hurried(o);
+  absl::StatusOr<SearchResult> h = hurried.Search(**env);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_TRUE(h->best->done());
+  EXPECT_GT(hurried.stats().simulations_per_step.size(), 1u);
+}
+
 TEST(Fmcts, PriorSteersTheSearch) {
   std::unique_ptr<Env> start = Start(kChain);
   ASSERT_NE(start, nullptr);
