@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "hlogym/env/test_modules.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/passes/pipelines.h"
 #include "hlogym/text/parser.h"
@@ -225,16 +226,7 @@ TEST(Env, StopSecondsIsTheEndWithOriginalsKept) {
 // original, the module can come back unchanged at the next pause. The two
 // states share a DagHash but not a StateKey (their futures differ).
 TEST(Env, StateKeyTellsPausesOfOneModuleApart) {
-  constexpr std::string_view kAddZero = R"(
-HloModule add_zero
-ENTRY main {
-  p0 = f32[1024] parameter(0)
-  z = f32[] constant(0)
-  b = f32[1024] broadcast(z), dimensions={}
-  ROOT a = f32[1024] add(p0, b)
-}
-)";
-  auto env = MakeEnv(kAddZero);
+  auto env = MakeEnv(test::kAddZero);
   ASSERT_TRUE(env->StartPipeline("algebraic-simplifier").ok());
   ASSERT_TRUE(env->paused());
   int same_module = 0;

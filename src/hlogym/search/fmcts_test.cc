@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hlogym/env/test_modules.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
@@ -338,15 +339,7 @@ TEST(Fmcts, ThreadCountDoesNotChangeTheResult) {
 // parent (it used to fail with "keeping every original did not leave the
 // state").
 TEST(Fmcts, PausesOfOneModuleAreDistinctStates) {
-  absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(R"(
-HloModule add_zero
-ENTRY main {
-  p0 = f32[1024] parameter(0)
-  z = f32[] constant(0)
-  b = f32[1024] broadcast(z), dimensions={}
-  ROOT a = f32[1024] add(p0, b)
-}
-)");
+  absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(test::kAddZero);
   ASSERT_TRUE(env.ok());
   ASSERT_TRUE((*env)->StartPipeline("algebraic-simplifier").ok());
   AgentOptions o;
