@@ -19,10 +19,6 @@
 namespace hlogym {
 namespace {
 
-// A decision loop stops after this many rounds (each round changes the
-// graph; real graphs converge long before).
-constexpr int64_t kMaxDecisionRounds = 200;
-
 bool HasDryPass(const Pipeline& p) {
   for (const Pipeline::Entry& e : p.entries()) {
     if (e.dry && e.enabled) return true;

@@ -9,10 +9,6 @@
 namespace hlogym {
 namespace {
 
-// The general-fusion and single-fusion decision loops stop after this many
-// rounds (each round fuses at least one pair; graphs converge long before).
-constexpr int64_t kMaxDecisionRounds = 200;
-
 absl::Status AddAll(Pipeline* p,
                     std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {

@@ -7,6 +7,7 @@
 #ifndef HLOGYM_PASSES_PIPELINES_H_
 #define HLOGYM_PASSES_PIPELINES_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,10 @@
 #include "hlogym/passes/pipeline.h"
 
 namespace hlogym {
+
+// The general-fusion and single-fusion decision loops stop after this many
+// rounds (each round changes the graph; real graphs converge long before).
+inline constexpr int64_t kMaxDecisionRounds = 200;
 
 struct NamedPipelineInfo {
   std::string name;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hlogym/cost/evaluator.h"
+#include "hlogym/env/test_modules.h"
 #include "hlogym/eval/inputs.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
@@ -18,51 +19,11 @@
 namespace hlogym {
 namespace {
 
-// One fusion: exp into add.
-constexpr const char* kChain = R"(
-HloModule chain
-ENTRY main {
-  p0 = f32[1024] parameter(0)
-  p1 = f32[1024] parameter(1)
-  e = f32[1024] exponential(p0)
-  ROOT a = f32[1024] add(e, p1)
-}
-)";
+using test::kChain;
+using test::kDiamond;
+constexpr std::string_view kReduce = test::kSoftmaxRow;
 
-// A softmax-like row: three decision steps for pick-first.
-constexpr const char* kReduce = R"(
-HloModule reduce
-add_f32 {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY main {
-  p0 = f32[64,256] parameter(0)
-  e = f32[64,256] exponential(p0)
-  z = f32[] constant(0)
-  r = f32[64] reduce(e, z), dimensions={1}, to_apply=add_f32
-  b = f32[64,256] broadcast(r), dimensions={0}
-  d = f32[64,256] divide(e, b)
-  ROOT m = f32[64,256] multiply(d, d)
-}
-)";
-
-// t feeds two users: six alternatives nodes at the start, one of 3.
-constexpr const char* kDiamond = R"(
-HloModule diamond
-ENTRY main {
-  p0 = f32[4096] parameter(0)
-  p1 = f32[4096] parameter(1)
-  t = f32[4096] tanh(p0)
-  l = f32[4096] log(t)
-  s = f32[4096] sqrt(t)
-  a = f32[4096] add(l, s)
-  ROOT m = f32[4096] multiply(a, p1)
-}
-)";
-
-std::unique_ptr<Env> Started(const char* text) {
+std::unique_ptr<Env> Started(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
   EXPECT_TRUE(env.ok()) << env.status();
   if (!env.ok()) return nullptr;
@@ -190,7 +151,7 @@ TEST(PickFirst, FollowsTheNamedPipeline) {
 }
 
 TEST(PickFirst, MatchesTheNamedPipelineOnEveryGraph) {
-  for (const char* text : {kChain, kReduce, kDiamond}) {
+  for (std::string_view text : {kChain, kReduce, kDiamond}) {
     std::unique_ptr<Env> start = Started(text);
     ASSERT_NE(start, nullptr);
     SearchResult r = RunAgent(*start, "pick-first");
@@ -306,7 +267,7 @@ TEST(Greedy, ExactTrajectory) {
 // Greedy's first step is the best of its candidates, which include
 // pick-first's first step and the all-original end.
 TEST(Greedy, FirstStepIsTheBestCandidate) {
-  for (const char* text : {kChain, kReduce, kDiamond}) {
+  for (std::string_view text : {kChain, kReduce, kDiamond}) {
     std::unique_ptr<Env> start = Started(text);
     ASSERT_NE(start, nullptr);
     SearchResult r = RunAgent(*start, "greedy");

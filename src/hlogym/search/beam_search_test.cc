@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "hlogym/env/test_modules.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/search/agent.h"
 #include "hlogym/search/search_util.h"
@@ -19,21 +20,13 @@ namespace {
 // Small graphs with a few general-fusion alternatives at each pause.
 struct Graph {
   const char* name;
-  const char* text;
+  std::string_view text;
   // The brute force enumerates ~300k end states: too slow for a unit test.
   bool brute_force = true;
 };
 
 const Graph kGraphs[] = {
-    {"chain", R"(
-HloModule chain
-ENTRY main {
-  p0 = f32[1024] parameter(0)
-  p1 = f32[1024] parameter(1)
-  e = f32[1024] exponential(p0)
-  ROOT a = f32[1024] add(e, p1)
-}
-)"},
+    {"chain", test::kChain},
     {"shared", R"(
 HloModule shared
 ENTRY main {
@@ -45,35 +38,8 @@ ENTRY main {
   ROOT t = (f32[1024], f32[1024]) tuple(a, n)
 }
 )"},
-    {"reduce", R"(
-HloModule reduce
-add_f32 {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY main {
-  p0 = f32[64,256] parameter(0)
-  e = f32[64,256] exponential(p0)
-  z = f32[] constant(0)
-  r = f32[64] reduce(e, z), dimensions={1}, to_apply=add_f32
-  b = f32[64,256] broadcast(r), dimensions={0}
-  d = f32[64,256] divide(e, b)
-  ROOT m = f32[64,256] multiply(d, d)
-}
-)"},
-    {"diamond", R"(
-HloModule diamond
-ENTRY main {
-  p0 = f32[4096] parameter(0)
-  p1 = f32[4096] parameter(1)
-  t = f32[4096] tanh(p0)
-  l = f32[4096] log(t)
-  s = f32[4096] sqrt(t)
-  a = f32[4096] add(l, s)
-  ROOT m = f32[4096] multiply(a, p1)
-}
-)",
+    {"reduce", test::kSoftmaxRow},
+    {"diamond", test::kDiamond,
      /*brute_force=*/false},
     {"broadcast", R"(
 HloModule broadcast
@@ -115,7 +81,7 @@ ENTRY main {
 )"},
 };
 
-std::unique_ptr<Env> Started(const char* text) {
+std::unique_ptr<Env> Started(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
   EXPECT_TRUE(env.ok()) << env.status();
   if (!env.ok()) return nullptr;
