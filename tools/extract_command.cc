@@ -114,7 +114,7 @@ int RunExtract(const ExtractArgs& a) {
         ++round_trip_failures;
         continue;
       }
-      const std::string name = Hex16(sub.hash) + ".hlo";
+      const std::string name = DagHashHex(sub.hash) + ".hlo";
       std::ofstream f(fs::path(a.out) / name, std::ios::binary);
       f << text;
       if (!f) {

@@ -15,7 +15,6 @@
 #include "cli_util.h"
 #include "cost_command.h"
 #include "extract_command.h"
-#include "optimize_command.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/eval/compare.h"
 #include "hlogym/eval/inputs.h"
@@ -26,6 +25,7 @@
 #include "hlogym/ir/verifier.h"
 #include "hlogym/text/parser.h"
 #include "hlogym/text/printer.h"
+#include "optimize_command.h"
 #include "passes_command.h"
 #include "pipeline_command.h"
 
@@ -228,7 +228,7 @@ int RunHash(const std::vector<std::string>& inputs) {
       ok = false;
       continue;
     }
-    std::cout << Hex16(DagHash(**m)) << "  " << f << "\n";
+    std::cout << DagHashHex(DagHash(**m)) << "  " << f << "\n";
   }
   return ok ? 0 : 1;
 }
@@ -293,7 +293,7 @@ int Demo(const std::string& file) {
   std::printf("== %s\n", name.c_str());
   std::printf("parse: %.2f ms (%zu bytes), verify: %.2f ms\n", ms(t0, t1),
               text.size(), ms(t1, t2));
-  std::printf("DagHash: %s\n", Hex16(DagHash(**m)).c_str());
+  std::printf("DagHash: %s\n", DagHashHex(DagHash(**m)).c_str());
   std::printf("round trip (parse -> print -> parse -> print): %s\n",
               rt.empty() ? "identical" : rt.c_str());
   // The interpreter on seeded inputs, and the modelled H100 time.

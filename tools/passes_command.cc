@@ -160,7 +160,7 @@ int RunRunPass(const PassArgs& a) {
                a.file.c_str(), *changed ? "changed" : "unchanged",
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()), ms,
-               Hex16(DagHash(**m)).c_str());
+               DagHashHex(DagHash(**m)).c_str());
   return Write(**m, a.out);
 }
 
@@ -247,7 +247,7 @@ int RunApply(const std::string& file, const std::string& decisions,
                static_cast<long long>(stats->non_original),
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()),
-               Hex16(DagHash(**m)).c_str());
+               DagHashHex(DagHash(**m)).c_str());
   return Write(**m, out);
 }
 
@@ -279,7 +279,7 @@ int RunRewriteLoop(const PassArgs& a, const std::string& policy_text,
                static_cast<long long>(stats->rejected_cyclic),
                static_cast<long long>(before),
                static_cast<long long>((*m)->instruction_count()), ms,
-               Hex16(DagHash(**m)).c_str());
+               DagHashHex(DagHash(**m)).c_str());
   int rc = Write(**m, a.out);
   return rc != 0 ? rc : (stats->converged ? 0 : 3);
 }

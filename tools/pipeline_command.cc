@@ -133,7 +133,7 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
   }
   absl::StatusOr<EvaluationResult> after = evaluator.Evaluate(**m);
   if (!after.ok()) return Fail(std::string(after.status().message()));
-  const std::string hash = Hex16(DagHash(**m));
+  const std::string hash = DagHashHex(DagHash(**m));
 
   if (a.json) {
     nlohmann::json j;

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -860,6 +861,13 @@ uint64_t DagHasher::HopsHash(const Instruction& inst, int hops) {
 }
 
 }  // namespace
+
+std::string DagHashHex(uint64_t hash) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return buf;
+}
 
 uint64_t DagHash(const Module& module) {
   DagHasher hasher;

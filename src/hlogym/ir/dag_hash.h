@@ -3,6 +3,7 @@
 #define HLOGYM_IR_DAG_HASH_H_
 
 #include <cstdint>
+#include <string>
 
 #include "hlogym/ir/module.h"
 
@@ -17,6 +18,10 @@ namespace hlogym {
 // platforms. Uses Instruction::scratch: do not hash the same module from
 // two threads at once (different modules are fine).
 uint64_t DagHash(const Module& module);
+
+// A DagHash as it is printed and used in file names: 16 lower-case hex
+// digits.
+std::string DagHashHex(uint64_t hash);
 
 // Hash of one computation as seen from its root (plus its side-effecting
 // and otherwise unreachable instructions).

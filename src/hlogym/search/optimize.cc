@@ -16,13 +16,6 @@
 namespace hlogym {
 namespace {
 
-std::string Hex(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
-}
-
 // Compares the outputs of `got` and `want` on the same generated inputs.
 // Unset when it cannot tell (an input that cannot be made up, a time
 // limit); `message` says why or what differs.
@@ -147,8 +140,8 @@ std::string OptimizeReport::ToJson(int indent) const {
   j["kernel_count_unoptimized"] = baseline.kernel_count_unoptimized;
   j["kernel_count_baseline"] = baseline.kernel_count;
   j["kernel_count_optimized"] = kernel_count_optimized;
-  j["hash_baseline"] = Hex(baseline.hash);
-  j["hash_optimized"] = Hex(hash_optimized);
+  j["hash_baseline"] = DagHashHex(baseline.hash);
+  j["hash_optimized"] = DagHashHex(hash_optimized);
   j["hash_equal_baseline"] = hash_equal_baseline;
   if (equal_output.has_value()) {
     j["equal_output"] = *equal_output;
@@ -187,7 +180,7 @@ std::string OptimizeReport::ToText() const {
             : ratio > 1.06 ? "slower"
                            : "on par",
             ")\n");
-  StrAppend(&out, "hash:        ", Hex(hash_optimized),
+  StrAppend(&out, "hash:        ", DagHashHex(hash_optimized),
             hash_equal_baseline ? " (equal to the baseline's)"
                                 : " (differs from the baseline's)",
             "\n");
