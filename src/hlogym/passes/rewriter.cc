@@ -1,7 +1,9 @@
 #include "hlogym/passes/rewriter.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <vector>
 
 #include "hlogym/ir/status_macros.h"
@@ -299,228 +301,244 @@ absl::Status Rewriter::RemoveUncalledAddedComputations() {
 
 namespace {
 
-// Is `target` reachable from `from` through operand edges? (`from` depends
-// on `target`.) Exact DFS over the current graph.
-// A topological order of one computation kept valid while edges are added
-// (Pearce and Kelly's dynamic algorithm): adding an edge that already goes
-// forward costs nothing; a backward edge costs a search bounded by the two
-// positions, then the nodes found swap places. Instructions have even
-// positions; an alternatives node inserted during the check has none of
-// its own: it sits right before its single user (position - 1) and so
-// moves with it.
+// A topological order of one computation kept valid while edges are added,
+// for the cycle check of the alternatives. Every edge the check adds runs
+// from a candidate to an original user. Adding an edge that already points
+// forward costs nothing. For a backward edge from -> to, one search
+// backward from `from`, bounded by the two positions, either reaches `to`
+// (a cycle: the edge is refused) or finds the set B of `from`'s ancestors
+// placed after `to`; B then moves, in its order, to just before `to`. That
+// keeps the order valid: B is closed under ancestors within the window,
+// and the nodes it jumps over do not depend on it. The order is a linked
+// list with sparse labels (an order-maintenance list), so a move relabels
+// only the moved nodes, and the search visits only B. Alternatives nodes
+// inserted during the check have no place of their own: each sits right
+// before its single user and moves with it (the search passes through
+// them).
 class DynamicTopologicalOrder {
  public:
-  // Positions live in Instruction::scratch for the checker's lifetime.
-  explicit DynamicTopologicalOrder(const Computation& c) {
-    // By longest path from the sources (ties in post-order): a candidate
-    // then sits no later than the instruction it replaces, so most new
-    // edges already point forward.
-    std::vector<Instruction*> order = c.MakeInstructionPostOrder();
-    for (Instruction* i : order) {
-      int64_t level = 0;
-      for (Instruction* o : i->operands()) {
-        if (o->parent() == i->parent()) level = std::max(level, o->scratch + 1);
+  // Instruction::scratch holds each instruction's index for the checker's
+  // lifetime. The initial order puts instructions this run created
+  // (`is_new`) as early as their operands allow and the originals as late
+  // as their users allow: then most added edges already point forward.
+  template <typename IsNew>
+  DynamicTopologicalOrder(const Computation& c, IsNew is_new) {
+    std::vector<Instruction*> all;
+    all.reserve(c.instruction_count());
+    c.ForEachInstruction([&](Instruction* i) {
+      i->scratch = static_cast<int64_t>(all.size());
+      all.push_back(i);
+    });
+    const int64_t n = static_cast<int64_t>(all.size());
+    // Distinct same-computation operands and users (control edges are
+    // distinct already).
+    auto for_operands = [](const Instruction* i, auto&& f) {
+      const InstructionVector& ops = i->operands();
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k]->parent() == i->parent() &&
+            std::find(ops.begin(), ops.begin() + k, ops[k]) ==
+                ops.begin() + k) {
+          f(ops[k]);
+        }
       }
-      for (Instruction* o : i->control_predecessors()) {
-        level = std::max(level, o->scratch + 1);
+      for (Instruction* o : i->control_predecessors()) f(o);
+    };
+    auto for_users = [](const Instruction* i, auto&& f) {
+      for (Instruction* u : i->users()) {
+        if (u->parent() == i->parent()) f(u);
       }
-      i->scratch = level;
+      for (Instruction* u : i->control_successors()) f(u);
+    };
+    // Height (longest path to a sink), sinks first (Kahn's algorithm
+    // backwards).
+    std::vector<int64_t> pending(n, 0), height(n, 0), queue;
+    queue.reserve(n);
+    for (int64_t k = 0; k < n; ++k) {
+      for_users(all[k], [&](Instruction*) { ++pending[k]; });
+      if (pending[k] == 0) queue.push_back(k);
     }
-    std::stable_sort(
-        order.begin(), order.end(),
-        [](Instruction* a, Instruction* b) { return a->scratch < b->scratch; });
-    int64_t p = 0;
-    for (Instruction* i : order) {
-      i->scratch = p;
-      p += 2;
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const int64_t k = queue[q];
+      for_operands(all[k], [&](Instruction* o) {
+        const int64_t j = o->scratch;
+        height[j] = std::max(height[j], height[k] + 1);
+        if (--pending[j] == 0) queue.push_back(j);
+      });
     }
+    // Forwards: a new instruction is placed as soon as it is ready; of
+    // the ready originals the highest goes first, ties by slot.
+    using Entry = std::pair<int64_t, int64_t>;  // (-height, index)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+    std::vector<int64_t> fresh;
+    auto make_ready = [&](int64_t k) {
+      if (is_new(all[k])) {
+        fresh.push_back(k);
+      } else {
+        ready.push({-height[k], k});
+      }
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      for_operands(all[k], [&](Instruction*) { ++pending[k]; });
+      if (pending[k] == 0) make_ready(k);
+    }
+    nodes_.reserve(n);
+    while (!fresh.empty() || !ready.empty()) {
+      int64_t k;
+      if (!fresh.empty()) {
+        k = fresh.back();
+        fresh.pop_back();
+      } else {
+        k = ready.top().second;
+        ready.pop();
+      }
+      nodes_.push_back(all[k]);
+      for_users(all[k], [&](Instruction* u) {
+        if (--pending[u->scratch] == 0) make_ready(u->scratch);
+      });
+    }
+    // The graph is acyclic here (alternatives nodes, the only source of
+    // cycles, are added through the check), so every instruction was
+    // placed.
+    const int64_t m = static_cast<int64_t>(nodes_.size());
+    for (int64_t k = 0; k < m; ++k) nodes_[k]->scratch = k;
+    label_.resize(m);
+    prev_.resize(m);
+    next_.resize(m);
+    for (int64_t k = 0; k < m; ++k) {
+      prev_[k] = k - 1;
+      next_[k] = k + 1 < m ? k + 1 : -1;
+    }
+    Relabel();
+    visited_.assign(m, 0);
   }
+
   // An alternatives node added after construction: placed right before its
   // user, moving with it.
   static void MarkVirtual(Instruction* alternatives) {
     alternatives->scratch = kVirtual;
   }
 
-  // True if `from` depends on `to` (a path to -> ... -> from): feeding
-  // `from` into `to` would close a cycle.
-  bool WouldCycle(Instruction* from, Instruction* to) {
-    if (from == to) return true;
-    const int64_t lo = Pos(to), hi = Pos(from);
-    if (hi < lo) return false;
-    forward_.clear();
-    return Search(to, lo, hi, /*forward=*/true, &forward_, from);
-  }
-
-  // Records that `from` now precedes `to` (after WouldCycle said no).
-  void AddEdge(Instruction* from, Instruction* to) {
-    const int64_t lo = Pos(to), hi = Pos(from);
-    if (hi < lo) return;
-    forward_.clear();
-    Search(to, lo, hi, true, &forward_, nullptr);
-    backward_.clear();
-    Search(from, lo, hi, false, &backward_, nullptr);
-    // The backward set first, then the forward set, into their positions.
-    auto by_pos = [&](Instruction* a, Instruction* b) {
-      return Pos(a) < Pos(b);
-    };
-    std::sort(backward_.begin(), backward_.end(), by_pos);
-    std::sort(forward_.begin(), forward_.end(), by_pos);
-    slots_.clear();
-    for (Instruction* i : backward_) slots_.push_back(Pos(i));
-    for (Instruction* i : forward_) slots_.push_back(Pos(i));
-    std::sort(slots_.begin(), slots_.end());
-    size_t k = 0;
-    for (Instruction* i : backward_) i->scratch = slots_[k++];
-    for (Instruction* i : forward_) i->scratch = slots_[k++];
-  }
-
- private:
-  static constexpr int64_t kVirtual = std::numeric_limits<int64_t>::min();
-
-  static int64_t Pos(const Instruction* i) {
-    if (i->scratch != kVirtual) return i->scratch;
-    if (i->user_count() == 1) return Pos(i->users()[0]) - 1;
-    return std::numeric_limits<int64_t>::max();  // the root
-  }
-
-  // Visits the nodes reachable from `start` (through users when `forward`,
-  // else operands) whose positions lie in [lo, hi]. Alternatives nodes are
-  // passed through but not collected (they move with their user). Returns
-  // true as soon as `target` is reached.
-  bool Search(Instruction* start, int64_t lo, int64_t hi, bool forward,
-              std::vector<Instruction*>* out, const Instruction* target) {
-    seen_.clear();
+  // Records that `from` now precedes `to`, unless `from` depends on `to`
+  // (the edge would close a cycle): then returns false and changes
+  // nothing.
+  bool AddEdgeUnlessCycle(Instruction* from, Instruction* to) {
+    if (from == to) return false;
+    const uint64_t lo = Label(to), hi = Label(from);
+    if (hi < lo) return true;
+    // Ancestors of `from` placed between the two: a path to -> from lies
+    // entirely in the window.
+    ++epoch_;
+    lo_ = lo;
+    hi_ = hi;
+    found_.clear();
     stack_.clear();
-    stack_.push_back(start);
-    seen_.insert(start);
+    Push(from);
     while (!stack_.empty()) {
       Instruction* i = stack_.back();
       stack_.pop_back();
-      if (i == target) return true;
-      if (i->scratch != kVirtual) out->push_back(i);
-      auto visit = [&](Instruction* n) {
-        const int64_t p = Pos(n);
-        if (p < lo || p > hi || !seen_.insert(n).second) return;
-        stack_.push_back(n);
-      };
-      if (forward) {
-        for (Instruction* u : i->users()) visit(u);
-        for (Instruction* u : i->control_successors()) visit(u);
-      } else {
-        for (Instruction* o : i->operands()) visit(o);
-        for (Instruction* o : i->control_predecessors()) visit(o);
-      }
+      if (i == to) return false;
+      found_.push_back(i->scratch);
+      Expand(i);
     }
-    return false;
+    // Move the found nodes, in their order, to just before `to`.
+    std::sort(found_.begin(), found_.end(),
+              [&](int64_t x, int64_t y) { return label_[x] < label_[y]; });
+    const int64_t t = to->scratch;
+    for (int64_t k : found_) Unlink(k);
+    int64_t before = prev_[t];
+    for (int64_t k : found_) {
+      LinkAfter(before, k);
+      before = k;
+    }
+    // Labels for the moved run, between its neighbours.
+    const uint64_t low =
+        prev_[found_.front()] < 0 ? 0 : label_[prev_[found_.front()]];
+    const uint64_t high = label_[t];
+    const uint64_t count = found_.size();
+    if (high - low <= count) {
+      Relabel();
+    } else {
+      const uint64_t step = (high - low) / (count + 1);
+      uint64_t l = low;
+      for (int64_t k : found_) label_[k] = l += step;
+    }
+    return true;
   }
 
-  std::vector<Instruction*> stack_, forward_, backward_;
-  std::vector<int64_t> slots_;
-  absl::flat_hash_set<Instruction*> seen_;
+ private:
+  static constexpr int64_t kVirtual = -1;
+
+  uint64_t Label(const Instruction* i) const {
+    if (i->scratch != kVirtual) return label_[i->scratch];
+    // An added alternatives node: its user's place (the root has none:
+    // it is last).
+    if (i->user_count() == 1) return Label(i->users()[0]);
+    return std::numeric_limits<uint64_t>::max();
+  }
+
+  // Even labels over the whole list (rare: a gap runs out only after
+  // dozens of moves into one place).
+  void Relabel() {
+    const uint64_t m = nodes_.size();
+    const uint64_t step = (uint64_t{1} << 62) / (m + 1);
+    uint64_t l = 0;
+    int64_t k = m == 0 ? -1 : head_;
+    while (k >= 0) {
+      label_[k] = l += step;
+      k = next_[k];
+    }
+  }
+
+  void Unlink(int64_t k) {
+    if (prev_[k] >= 0) {
+      next_[prev_[k]] = next_[k];
+    } else {
+      head_ = next_[k];
+    }
+    if (next_[k] >= 0) prev_[next_[k]] = prev_[k];
+  }
+  // Links `k` after `before` (-1: at the head).
+  void LinkAfter(int64_t before, int64_t k) {
+    const int64_t after = before >= 0 ? next_[before] : head_;
+    prev_[k] = before;
+    next_[k] = after;
+    if (before >= 0) {
+      next_[before] = k;
+    } else {
+      head_ = k;
+    }
+    if (after >= 0) prev_[after] = k;
+  }
+
+  void Expand(const Instruction* i) {
+    for (Instruction* o : i->operands()) Push(o);
+    for (Instruction* o : i->control_predecessors()) Push(o);
+  }
+  // Queues `i` if it lies in the window and is not yet visited; an added
+  // alternatives node is passed through.
+  void Push(Instruction* i) {
+    if (i->scratch == kVirtual) {
+      Expand(i);
+      return;
+    }
+    const uint64_t l = label_[i->scratch];
+    if (l < lo_ || l > hi_) return;
+    uint32_t& mark = visited_[i->scratch];
+    if (mark == epoch_) return;
+    mark = epoch_;
+    stack_.push_back(i);
+  }
+
+  std::vector<Instruction*> nodes_;   // by index
+  std::vector<uint64_t> label_;       // by index: order labels
+  std::vector<int64_t> prev_, next_;  // by index: the order as a list
+  int64_t head_ = 0;
+  std::vector<uint32_t> visited_;  // by index: the search's epoch
+  uint32_t epoch_ = 0;
+  uint64_t lo_ = 0, hi_ = 0;
+  std::vector<Instruction*> stack_;
+  std::vector<int64_t> found_;
 };
-
-// The instructions that lie on a cycle (members of a strongly connected
-// component of more than one node, over operand and control edges):
-// iterative Tarjan, linear in the graph.
-absl::flat_hash_set<const Instruction*> CyclicNodes(const Computation& c) {
-  absl::flat_hash_map<const Instruction*, std::pair<int64_t, int64_t>> info;
-  std::vector<const Instruction*> scc_stack;
-  absl::flat_hash_set<const Instruction*> on_stack;
-  absl::flat_hash_set<const Instruction*> cyclic;
-  int64_t counter = 0;
-  auto deps = [](const Instruction* i, size_t k) -> const Instruction* {
-    const size_t n = i->operands().size();
-    return k < n ? i->operands()[k] : i->control_predecessors()[k - n];
-  };
-  struct Frame {
-    const Instruction* inst;
-    size_t next;
-  };
-  std::vector<Frame> frames;
-  c.ForEachInstruction([&](const Instruction* start) {
-    if (info.contains(start)) return;
-    frames.push_back({start, 0});
-    info[start] = {counter, counter};
-    ++counter;
-    scc_stack.push_back(start);
-    on_stack.insert(start);
-    while (!frames.empty()) {
-      Frame& f = frames.back();
-      const Instruction* i = f.inst;
-      const size_t total =
-          i->operands().size() + i->control_predecessors().size();
-      if (f.next < total) {
-        const Instruction* d = deps(i, f.next++);
-        if (d->parent() != i->parent()) continue;
-        auto it = info.find(d);
-        if (it == info.end()) {
-          info[d] = {counter, counter};
-          ++counter;
-          scc_stack.push_back(d);
-          on_stack.insert(d);
-          frames.push_back({d, 0});
-        } else if (on_stack.contains(d)) {
-          auto& low = info[i].second;
-          low = std::min(low, it->second.first);
-        }
-        continue;
-      }
-      const auto [index, low] = info[i];
-      frames.pop_back();
-      if (!frames.empty()) {
-        auto& parent_low = info[frames.back().inst].second;
-        parent_low = std::min(parent_low, low);
-      }
-      if (low == index) {
-        std::vector<const Instruction*> component;
-        while (true) {
-          const Instruction* x = scc_stack.back();
-          scc_stack.pop_back();
-          on_stack.erase(x);
-          component.push_back(x);
-          if (x == i) break;
-        }
-        if (component.size() > 1)
-          cyclic.insert(component.begin(), component.end());
-      }
-    }
-  });
-  return cyclic;
-}
-
-// Kahn's algorithm over operand and control edges: true if acyclic.
-bool IsAcyclic(const Computation& c) {
-  absl::flat_hash_map<const Instruction*, int64_t> pending;
-  std::vector<const Instruction*> ready;
-  int64_t total = 0;
-  c.ForEachInstruction([&](const Instruction* i) {
-    ++total;
-    // One release per user edge (users are distinct) and per control edge,
-    // so count distinct operands plus control predecessors.
-    const InstructionVector& ops = i->operands();
-    int64_t deps = static_cast<int64_t>(i->control_predecessors().size());
-    for (size_t k = 0; k < ops.size(); ++k) {
-      if (std::find(ops.begin(), ops.begin() + k, ops[k]) == ops.begin() + k) {
-        ++deps;
-      }
-    }
-    pending[i] = deps;
-    if (deps == 0) ready.push_back(i);
-  });
-  int64_t done = 0;
-  while (!ready.empty()) {
-    const Instruction* i = ready.back();
-    ready.pop_back();
-    ++done;
-    auto release = [&](const Instruction* u) {
-      auto it = pending.find(u);
-      if (it != pending.end() && --it->second == 0) ready.push_back(u);
-    };
-    for (const Instruction* u : i->users()) release(u);
-    for (const Instruction* u : i->control_successors()) release(u);
-  }
-  return done == total;
-}
 
 }  // namespace
 
@@ -597,15 +615,9 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     return a.user->unique_id() < b.user->unique_id();
   });
 
-  struct Inserted {
-    UseKey key;
-    Instruction* alternatives;
-  };
-  absl::flat_hash_map<Computation*, std::vector<Inserted>> by_computation;
   std::vector<Computation*> touched;
-
-  auto insert = [&](const UseKey& key, const std::vector<Instruction*>& cands)
-      -> absl::StatusOr<Instruction*> {
+  auto insert = [&](const UseKey& key,
+                    const std::vector<Instruction*>& cands) -> absl::Status {
     Instruction* orig = key.original;
     Computation* c = orig->parent();
     auto alt =
@@ -614,87 +626,47 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     alt->AppendOperand(orig);
     for (Instruction* r : cands) alt->AppendOperand(r);
     Instruction* a = c->AddInstruction(std::move(alt));
+    DynamicTopologicalOrder::MarkVirtual(a);
     if (key.user == nullptr) {
       c->set_root_instruction(a);
-    } else {
-      HLOGYM_RETURN_IF_ERROR(orig->ReplaceUseWith(key.user, a));
+      return absl::OkStatus();
     }
-    return a;
+    return orig->ReplaceUseWith(key.user, a);
   };
 
+  // 3. Insertion in key order, each candidate checked against the graph
+  //    as it stands: one that depends on the use it would feed would
+  //    close a cycle and is rejected. Earlier nodes win over later ones.
+  absl::flat_hash_map<Computation*, std::unique_ptr<DynamicTopologicalOrder>>
+      orders;
   for (const UseKey& key : keys) {
-    std::vector<Instruction*> cands = opportunities_[key];
-    std::sort(cands.begin(), cands.end(), [](Instruction* a, Instruction* b) {
+    std::vector<Instruction*> all = opportunities_[key];
+    std::sort(all.begin(), all.end(), [](Instruction* a, Instruction* b) {
       return a->unique_id() < b->unique_id();
     });
     // A use may have been recorded for a user that is gone or no longer
     // uses the original (not possible in a dry run, but be safe).
     if (key.user != nullptr && !key.user->IsUserOf(key.original)) continue;
-    HLOGYM_ASSIGN_OR_RETURN(Instruction * a, insert(key, cands));
     Computation* c = key.original->parent();
-    auto [it, fresh] = by_computation.try_emplace(c);
-    if (fresh) touched.push_back(c);
-    it->second.push_back({key, a});
-  }
-
-  // 3. Cycles: one topological check per computation; where it fails, redo
-  //    that computation's insertions one by one, rejecting each candidate
-  //    that depends on the use it would feed.
-  for (Computation* c : touched) {
-    std::vector<Inserted>& list = by_computation[c];
-    if (IsAcyclic(*c)) {
-      for (const Inserted& ins : list) {
-        ++stats.alternatives;
-        stats.candidates += ins.alternatives->operand_count() - 1;
-      }
-      continue;
+    std::unique_ptr<DynamicTopologicalOrder>& order = orders[c];
+    if (order == nullptr) {
+      order = std::make_unique<DynamicTopologicalOrder>(
+          *c, [this](const Instruction* i) { return IsNew(i); });
+      touched.push_back(c);
     }
-    // Only alternatives inside a strongly connected component can lie on
-    // a cycle (the graph without them is acyclic): undo those, then insert
-    // them again one by one, in key order, rejecting each candidate that
-    // depends on the use it would feed.
-    absl::flat_hash_set<const Instruction*> cyclic = CyclicNodes(*c);
-    std::vector<const Inserted*> redo;
-    for (auto it = list.rbegin(); it != list.rend(); ++it) {
-      Instruction* a = it->alternatives;
-      if (!cyclic.contains(a)) continue;
-      redo.push_back(&*it);
-      if (it->key.user == nullptr) {
-        c->set_root_instruction(it->key.original);
+    std::vector<Instruction*> cands;
+    cands.reserve(all.size());
+    for (Instruction* r : all) {
+      if (key.user != nullptr && !order->AddEdgeUnlessCycle(r, key.user)) {
+        ++stats.rejected_cyclic;
       } else {
-        HLOGYM_RETURN_IF_ERROR(
-            a->ReplaceUseWith(it->key.user, it->key.original));
-      }
-      HLOGYM_RETURN_IF_ERROR(c->RemoveInstruction(a));
-    }
-    std::reverse(redo.begin(), redo.end());
-    for (const Inserted& ins : list) {
-      if (!cyclic.contains(ins.alternatives)) {
-        ++stats.alternatives;
-        stats.candidates += ins.alternatives->operand_count() - 1;
+        cands.push_back(r);
       }
     }
-    DynamicTopologicalOrder order(*c);
-    for (const Inserted* ins : redo) {
-      std::vector<Instruction*> cands;
-      std::vector<Instruction*> all = opportunities_[ins->key];
-      std::sort(all.begin(), all.end(), [](Instruction* a, Instruction* b) {
-        return a->unique_id() < b->unique_id();
-      });
-      for (Instruction* r : all) {
-        if (ins->key.user != nullptr && order.WouldCycle(r, ins->key.user)) {
-          ++stats.rejected_cyclic;
-        } else {
-          if (ins->key.user != nullptr) order.AddEdge(r, ins->key.user);
-          cands.push_back(r);
-        }
-      }
-      if (cands.empty()) continue;
-      HLOGYM_ASSIGN_OR_RETURN(Instruction * a, insert(ins->key, cands));
-      DynamicTopologicalOrder::MarkVirtual(a);
-      ++stats.alternatives;
-      stats.candidates += static_cast<int64_t>(cands.size());
-    }
+    if (cands.empty()) continue;
+    HLOGYM_RETURN_IF_ERROR(insert(key, cands));
+    ++stats.alternatives;
+    stats.candidates += static_cast<int64_t>(cands.size());
   }
 
   // 4. Candidates that were rejected may have left instructions unused.
