@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <queue>
 #include <vector>
 
 #include "hlogym/ir/status_macros.h"
@@ -366,30 +365,36 @@ class DynamicTopologicalOrder {
       });
     }
     // Forwards: a new instruction is placed as soon as it is ready; of
-    // the ready originals the highest goes first, ties by slot.
-    using Entry = std::pair<int64_t, int64_t>;  // (-height, index)
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
-    std::vector<int64_t> fresh;
+    // the ready originals the highest goes first (a bucket queue by
+    // height, each bucket a stack threaded through `link`).
+    int64_t max_height = 0;
+    for (int64_t h : height) max_height = std::max(max_height, h);
+    std::vector<int64_t> bucket(max_height + 1, -1), link(n, -1), fresh;
+    int64_t top = -1;
     auto make_ready = [&](int64_t k) {
       if (is_new(all[k])) {
         fresh.push_back(k);
-      } else {
-        ready.push({-height[k], k});
+        return;
       }
+      link[k] = bucket[height[k]];
+      bucket[height[k]] = k;
+      top = std::max(top, height[k]);
     };
     for (int64_t k = 0; k < n; ++k) {
       for_operands(all[k], [&](Instruction*) { ++pending[k]; });
       if (pending[k] == 0) make_ready(k);
     }
     nodes_.reserve(n);
-    while (!fresh.empty() || !ready.empty()) {
+    while (true) {
       int64_t k;
       if (!fresh.empty()) {
         k = fresh.back();
         fresh.pop_back();
       } else {
-        k = ready.top().second;
-        ready.pop();
+        while (top >= 0 && bucket[top] < 0) --top;
+        if (top < 0) break;
+        k = bucket[top];
+        bucket[top] = link[k];
       }
       nodes_.push_back(all[k]);
       for_users(all[k], [&](Instruction* u) {
