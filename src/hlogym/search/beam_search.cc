@@ -140,20 +140,38 @@ absl::StatusOr<SearchResult> BeamSearchAgent::Search(const Env& start) {
     ctx.Report();
   }
 
-  if (best == nullptr) {
-    // Stopped before any end state: finish the most promising open state.
-    if (stack.empty()) {
-      return absl::InternalError(
-          "beam: the search ended without an end state or an open state");
-    }
+  // Cut short by time or budget: the most promising open state is also
+  // finished with pick-first (and, without any end state yet, with every
+  // original); the fastest end wins.
+  if (!stack.empty()) {
     OpenState& top = stack.back();
-    result.trajectory = Trajectory(records, top.record);
-    HLOGYM_RETURN_IF_ERROR(FinishWithOriginals(*top.env, &result.trajectory));
-    HLOGYM_ASSIGN_OR_RETURN(best_seconds, ctx.Evaluate(*top.env));
-    best = std::move(top.env);
-  } else {
-    result.trajectory = Trajectory(records, best_record);
+    std::vector<JointDecision> base = Trajectory(records, top.record);
+    auto consider = [&](std::unique_ptr<Env> env,
+                        std::vector<JointDecision> tail) -> absl::Status {
+      HLOGYM_ASSIGN_OR_RETURN(double s, ctx.Evaluate(*env));
+      if (best != nullptr && s >= best_seconds) return absl::OkStatus();
+      best = std::move(env);
+      best_seconds = s;
+      best_record = -1;
+      result.trajectory = base;
+      result.trajectory.insert(result.trajectory.end(), tail.begin(),
+                               tail.end());
+      return absl::OkStatus();
+    };
+    std::unique_ptr<Env> first = top.env->Fork();
+    std::vector<JointDecision> tail;
+    HLOGYM_RETURN_IF_ERROR(FinishWithPickFirst(*first, &tail));
+    HLOGYM_RETURN_IF_ERROR(consider(std::move(first), std::move(tail)));
+    std::unique_ptr<Env> originals = top.env->Fork();
+    tail.clear();
+    HLOGYM_RETURN_IF_ERROR(FinishWithOriginals(*originals, &tail));
+    HLOGYM_RETURN_IF_ERROR(consider(std::move(originals), std::move(tail)));
   }
+  if (best == nullptr) {
+    return absl::InternalError(
+        "beam: the search ended without an end state or an open state");
+  }
+  if (best_record >= 0) result.trajectory = Trajectory(records, best_record);
   result.best = std::move(best);
   result.best_seconds = best_seconds;
   ctx.set_best_seconds(best_seconds);

@@ -18,8 +18,9 @@
 // The search ends when the stack is empty, the evaluation budget
 // (`budget`, 0: unlimited) is spent or the time limit passes; the result is
 // the best end state with its trajectory (rebuilt from parent links). If
-// it stops before any end state was evaluated, the most promising open
-// state is finished with all-original steps and priced.
+// it stops early (time or budget), the most promising open state (the top
+// of the stack) is also finished twice, with pick-first steps and with
+// all-original steps; each end is priced and the fastest end overall wins.
 //
 // `beam_exhaustive`: no pruning, every joint decision of every state (an
 // InvalidArgument error for a state with more than 1e6), no evaluation

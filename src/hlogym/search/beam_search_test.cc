@@ -258,8 +258,9 @@ TEST(BeamSearch, RespectsTheEvaluationBudget) {
   o.budget = 10;
   SearchResult r = RunAgent(*start, o);
   // The first child (all-original) is an end state, so nothing is priced
-  // after the budget.
-  EXPECT_EQ(r.evaluations, 10);
+  // after the budget but the two completions of the top open state
+  // (pick-first and all-original).
+  EXPECT_EQ(r.evaluations, 12);
   EXPECT_FALSE(r.timed_out);
   ExpectReplays(*start, r);
   // All-original ends the pipeline at once: the worst it returns.
@@ -353,13 +354,24 @@ TEST(BeamSearch, HonoursTheTimeLimit) {
   EXPECT_LT(r.search_seconds, 1.2);
   ExpectReplays(*start, r);
   // A limit that passes before the first expansion: the start finished
-  // with all-original steps.
+  // with pick-first steps and with all-original steps, the faster kept
+  // (here pick-first: it fuses each of the twenty chains).
   o.time_limit_seconds = 1e-12;
   SearchResult quick = RunAgent(*start, o);
   EXPECT_TRUE(quick.timed_out);
-  EXPECT_EQ(quick.evaluations, 1);
-  ASSERT_EQ(quick.trajectory.size(), 1u);
-  EXPECT_EQ(quick.trajectory[0], AllOriginal(start->ChoiceCounts()));
+  EXPECT_EQ(quick.evaluations, 2);
+  std::unique_ptr<Env> first = start->Fork();
+  std::vector<JointDecision> first_steps;
+  ASSERT_TRUE(FinishWithPickFirst(*first, &first_steps).ok());
+  ASSERT_FALSE(first_steps.empty());
+  EXPECT_EQ(first_steps[0], AllFirst(start->ChoiceCounts()));
+  EXPECT_EQ(quick.trajectory, first_steps);
+  std::unique_ptr<Env> original = start->Fork();
+  ASSERT_TRUE(FinishWithOriginals(*original, nullptr).ok());
+  const double first_s = first->Seconds().value();
+  const double original_s = original->Seconds().value();
+  EXPECT_LT(first_s, original_s);
+  EXPECT_EQ(quick.best_seconds, first_s);
   ExpectReplays(*start, quick);
 }
 

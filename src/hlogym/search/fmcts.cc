@@ -11,6 +11,7 @@
 
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
+#include "hlogym/search/search_util.h"
 
 namespace hlogym {
 
@@ -321,13 +322,8 @@ void FmctsSearch::RecordEnd(double seconds, const FmctsNode* from,
 
 absl::Status FmctsSearch::CompleteWithPickFirst(const FmctsNode& from) {
   std::unique_ptr<Env> env = from.env->Fork();
-  std::vector<std::vector<int64_t>> tail;
-  while (env->paused()) {
-    std::vector<int64_t> d = env->ChoiceCounts();
-    for (int64_t& c : d) c = c > 1 ? 1 : 0;
-    HLOGYM_RETURN_IF_ERROR(env->Step(d).status());
-    tail.push_back(std::move(d));
-  }
+  std::vector<JointDecision> tail;
+  HLOGYM_RETURN_IF_ERROR(FinishWithPickFirst(*env, &tail));
   tree_->add_evaluations(1);
   HLOGYM_ASSIGN_OR_RETURN(double seconds, env->Seconds());
   RecordEnd(seconds, &from, &tail, *env);

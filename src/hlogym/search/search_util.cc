@@ -75,19 +75,37 @@ void SearchContext::Finish(SearchResult& result) const {
   result.timed_out = timed_out_;
 }
 
-absl::Status FinishWithOriginals(Env& env,
-                                 std::vector<JointDecision>* trajectory) {
+namespace {
+
+template <typename Policy>
+absl::Status FinishWith(Env& env, std::vector<JointDecision>* trajectory,
+                        std::string_view what, Policy policy) {
   for (int64_t i = 0; env.paused(); ++i) {
     if (i == kMaxFinishSteps) {
       return absl::InternalError(StrCat("the pipeline '", env.pipeline_name(),
                                         "' did not end after ", kMaxFinishSteps,
-                                        " all-original steps"));
+                                        " ", what, " steps"));
     }
-    JointDecision d = AllOriginal(env.ChoiceCounts());
+    JointDecision d = policy(env.ChoiceCounts());
     HLOGYM_RETURN_IF_ERROR(env.Step(d).status());
     if (trajectory != nullptr) trajectory->push_back(std::move(d));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FinishWithOriginals(Env& env,
+                                 std::vector<JointDecision>* trajectory) {
+  return FinishWith(
+      env, trajectory, "all-original",
+      [](const std::vector<int64_t>& c) { return AllOriginal(c); });
+}
+
+absl::Status FinishWithPickFirst(Env& env,
+                                 std::vector<JointDecision>* trajectory) {
+  return FinishWith(env, trajectory, "pick-first",
+                    [](const std::vector<int64_t>& c) { return AllFirst(c); });
 }
 
 SearchRng::SearchRng(uint64_t seed) : key_(SplitMix64(seed)) {}

@@ -78,6 +78,10 @@ class SearchContext {
 // loop), appending the decisions to `trajectory`. No evaluation.
 absl::Status FinishWithOriginals(Env& env,
                                  std::vector<JointDecision>* trajectory);
+// The same with the first candidate at every node (pick-first): what a
+// search cut short by time or budget completes its best open state with.
+absl::Status FinishWithPickFirst(Env& env,
+                                 std::vector<JointDecision>* trajectory);
 
 // A seeded generator: value k is SplitMix64(SplitMix64(seed) + k), the
 // same on every platform.
