@@ -129,7 +129,7 @@ absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
         StrCat("pipeline '", pipeline_name_,
                "' is paused at a decision: apply decisions first"));
   }
-  if (!dry && !::hlogym::AlternativeNodes(*module_).empty()) {
+  if (!dry && HasAlternativeNodes(*module_)) {
     return absl::FailedPreconditionError(
         "the module has alternatives nodes: apply decisions before running "
         "a pass");

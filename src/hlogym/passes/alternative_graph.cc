@@ -39,6 +39,16 @@ std::vector<Instruction*> AlternativeNodes(const Module& module) {
   return out;
 }
 
+bool HasAlternativeNodes(const Module& module) {
+  bool any = false;
+  for (const auto& c : module.computations()) {
+    c->ForEachInstruction(
+        [&](Instruction* i) { any |= i->opcode() == Opcode::kAlternatives; });
+    if (any) return true;
+  }
+  return false;
+}
+
 namespace {
 
 // Computations reachable from the entry through called computations.

@@ -27,6 +27,8 @@ std::vector<Computation*> ObservationComputationOrder(const Module& module);
 std::vector<Instruction*> ObservationOrder(const Module& module);
 // The `alternatives` instructions in observation order.
 std::vector<Instruction*> AlternativeNodes(const Module& module);
+// True if the module has any alternatives node (a scan, no ordering).
+bool HasAlternativeNodes(const Module& module);
 
 struct ApplyStats {
   int64_t alternatives = 0;  // nodes decided

@@ -1,5 +1,7 @@
 #include "hlogym/passes/pipeline.h"
 
+#include <optional>
+
 #include "absl/hash/hash.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
@@ -223,14 +225,19 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
     started_ = true;
     frames_.push_back({pipeline_});
   }
+  // The DagHash of the module as it stands, while no pass has changed it
+  // since it was computed (each dry pass needs the hash before it: most
+  // steps of a decision loop would otherwise hash the module twice).
+  std::optional<uint64_t> known_hash;
   if (paused_) {
-    if (!AlternativeNodes(*module_).empty()) {
+    if (HasAlternativeNodes(*module_)) {
       return absl::FailedPreconditionError(
           StrCat("the module still has alternatives from '", paused_at_,
                  "': apply decisions before resuming"));
     }
     paused_ = false;
-    if (DagHash(*module_) != hash_before_dry_ && !frames_.empty()) {
+    known_hash = DagHash(*module_);
+    if (*known_hash != hash_before_dry_ && !frames_.empty()) {
       frames_.back().changed_this_iteration = true;
     }
     if (pipeline_->verify_) {
@@ -249,7 +256,9 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       }
       ++passes_run_;
       if (e.dry) {
-        hash_before_dry_ = DagHash(*module_);
+        hash_before_dry_ = known_hash ? *known_hash : DagHash(*module_);
+        // A dry run that offers nothing leaves the module as it was.
+        known_hash = hash_before_dry_;
         HLOGYM_ASSIGN_OR_RETURN(last_augment_, e.pass->RunDry(module_));
         if (last_augment_.alternatives > 0) {
           paused_ = true;
@@ -262,6 +271,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       if (pipeline_->verify_) {
         HLOGYM_RETURN_IF_ERROR(VerifyAfter(*module_, e.pass->name()));
       }
+      if (changed) known_hash.reset();
       f.changed_this_iteration |= changed;
       continue;
     }
