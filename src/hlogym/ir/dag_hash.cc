@@ -905,4 +905,15 @@ uint64_t LocalInstructionHash(const Instruction& inst) {
   return hasher.LocalHash(inst);
 }
 
+struct LocalHashCache::Impl {
+  DagHasher hasher;
+};
+
+LocalHashCache::LocalHashCache() : impl_(std::make_unique<Impl>()) {}
+LocalHashCache::~LocalHashCache() = default;
+
+uint64_t LocalHashCache::Hash(const Instruction& inst) {
+  return impl_->hasher.LocalHash(inst);
+}
+
 }  // namespace hlogym

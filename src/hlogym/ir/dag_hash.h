@@ -3,6 +3,7 @@
 #define HLOGYM_IR_DAG_HASH_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "hlogym/ir/module.h"
@@ -35,6 +36,22 @@ uint64_t InstructionHash(const Instruction& inst, int hops = -1);
 // Hash of an instruction's own value: opcode, shape, attributes, literal,
 // called computations (structurally), operand count; not its operands.
 uint64_t LocalInstructionHash(const Instruction& inst);
+
+// LocalInstructionHash for many instructions, each called computation
+// hashed once. Valid while the computations it has hashed stay unchanged
+// (for one pass over a module whose callees it does not edit after use).
+class LocalHashCache {
+ public:
+  LocalHashCache();
+  ~LocalHashCache();
+  LocalHashCache(const LocalHashCache&) = delete;
+  LocalHashCache& operator=(const LocalHashCache&) = delete;
+  uint64_t Hash(const Instruction& inst);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace hlogym
 

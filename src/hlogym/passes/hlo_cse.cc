@@ -46,7 +46,7 @@ class Equivalence {
  public:
   uint64_t LocalHash(const Instruction* inst) {
     auto [it, inserted] = local_hashes_.try_emplace(inst, 0);
-    if (inserted) it->second = LocalInstructionHash(*inst);
+    if (inserted) it->second = hasher_.Hash(*inst);
     return it->second;
   }
 
@@ -136,6 +136,7 @@ class Equivalence {
   }
 
   absl::flat_hash_map<const Instruction*, uint64_t> local_hashes_;
+  LocalHashCache hasher_;  // one per run: callee hashes shared
   absl::flat_hash_map<std::pair<const Computation*, const Computation*>, bool>
       computations_;
 };
