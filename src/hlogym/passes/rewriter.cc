@@ -303,17 +303,17 @@ namespace {
 // A topological order of one computation kept valid while edges are added,
 // for the cycle check of the alternatives. Every edge the check adds runs
 // from a candidate to an original user. Adding an edge that already points
-// forward costs nothing. For a backward edge from -> to, one search
-// backward from `from`, bounded by the two positions, either reaches `to`
-// (a cycle: the edge is refused) or finds the set B of `from`'s ancestors
-// placed after `to`; B then moves, in its order, to just before `to`. That
-// keeps the order valid: B is closed under ancestors within the window,
-// and the nodes it jumps over do not depend on it. The order is a linked
-// list with sparse labels (an order-maintenance list), so a move relabels
-// only the moved nodes, and the search visits only B. Alternatives nodes
-// inserted during the check have no place of their own: each sits right
-// before its single user and moves with it (the search passes through
-// them).
+// forward costs nothing. For a backward edge from -> to, two searches
+// bounded by the two positions run in lockstep: back from `from` and on
+// from `to`. Either reaching the other end means a cycle (the edge is
+// refused). Otherwise the first to finish has found a set closed within
+// the window: `from`'s ancestors move, in their order, to just before
+// `to`, or `to`'s descendants to just after `from`. That keeps the order
+// valid, and a step costs at most twice the smaller set. The order is a
+// linked list with sparse labels (an order-maintenance list), so a move
+// relabels only the moved nodes. Alternatives nodes inserted during the
+// check have no place of their own: each sits right before its single
+// user and moves with it (the searches pass through them).
 class DynamicTopologicalOrder {
  public:
   // Instruction::scratch holds each instruction's index for the checker's
@@ -414,7 +414,8 @@ class DynamicTopologicalOrder {
       next_[k] = k + 1 < m ? k + 1 : -1;
     }
     Relabel();
-    visited_.assign(m, 0);
+    back_.visited.assign(m, 0);
+    on_.visited.assign(m, 0);
   }
 
   // An alternatives node added after construction: placed right before its
@@ -430,48 +431,39 @@ class DynamicTopologicalOrder {
     if (from == to) return false;
     const uint64_t lo = Label(to), hi = Label(from);
     if (hi < lo) return true;
-    // Ancestors of `from` placed between the two: a path to -> from lies
-    // entirely in the window.
+    // A path to -> from lies entirely in the window [lo, hi]. Two searches
+    // run in lockstep: back from `from` (its ancestors in the window) and
+    // on from `to` (its descendants there). Either reaching the other end
+    // is a cycle. The first to finish has found a set closed within the
+    // window; it moves (ancestors to just before `to`, descendants to just
+    // after `from`), so a step costs twice the smaller set at most.
     ++epoch_;
     lo_ = lo;
     hi_ = hi;
-    found_.clear();
-    stack_.clear();
-    Push(from);
-    while (!stack_.empty()) {
-      Instruction* i = stack_.back();
-      stack_.pop_back();
-      if (i == to) return false;
-      found_.push_back(i->scratch);
-      Expand(i);
+    for (Search* s : {&back_, &on_}) {
+      s->stack.clear();
+      s->found.clear();
     }
-    // Move the found nodes, in their order, to just before `to`.
-    std::sort(found_.begin(), found_.end(),
-              [&](int64_t x, int64_t y) { return label_[x] < label_[y]; });
-    const int64_t t = to->scratch;
-    for (int64_t k : found_) Unlink(k);
-    int64_t before = prev_[t];
-    for (int64_t k : found_) {
-      LinkAfter(before, k);
-      before = k;
+    Push(back_, from, /*forward=*/false);
+    Push(on_, to, /*forward=*/true);
+    while (true) {
+      if (back_.stack.empty()) {
+        MoveBefore(back_.found, to->scratch);
+        return true;
+      }
+      if (Step(back_, to, /*forward=*/false)) return false;
+      if (on_.stack.empty()) {
+        MoveAfter(on_.found, from->scratch);
+        return true;
+      }
+      if (Step(on_, from, /*forward=*/true)) return false;
     }
-    // Labels for the moved run, between its neighbours.
-    const uint64_t low =
-        prev_[found_.front()] < 0 ? 0 : label_[prev_[found_.front()]];
-    const uint64_t high = label_[t];
-    const uint64_t count = found_.size();
-    if (high - low <= count) {
-      Relabel();
-    } else {
-      const uint64_t step = (high - low) / (count + 1);
-      uint64_t l = low;
-      for (int64_t k : found_) label_[k] = l += step;
-    }
-    return true;
   }
 
  private:
   static constexpr int64_t kVirtual = -1;
+  // Past every label (Relabel uses labels below 2^62).
+  static constexpr uint64_t kEnd = uint64_t{1} << 63;
 
   uint64_t Label(const Instruction* i) const {
     if (i->scratch != kVirtual) return label_[i->scratch];
@@ -515,34 +507,93 @@ class DynamicTopologicalOrder {
     if (after >= 0) prev_[after] = k;
   }
 
-  void Expand(const Instruction* i) {
-    for (Instruction* o : i->operands()) Push(o);
-    for (Instruction* o : i->control_predecessors()) Push(o);
+  // One search direction: the nodes to expand and those found.
+  struct Search {
+    std::vector<Instruction*> stack;
+    std::vector<int64_t> found;     // indices
+    std::vector<uint32_t> visited;  // by index: the epoch that saw it
+  };
+
+  // Expands one node; true if it is `target` (a cycle).
+  bool Step(Search& s, const Instruction* target, bool forward) {
+    Instruction* i = s.stack.back();
+    s.stack.pop_back();
+    if (i == target) return true;
+    s.found.push_back(i->scratch);
+    Expand(s, i, forward);
+    return false;
+  }
+  void Expand(Search& s, const Instruction* i, bool forward) {
+    if (forward) {
+      for (Instruction* u : i->users()) Push(s, u, true);
+      for (Instruction* u : i->control_successors()) Push(s, u, true);
+    } else {
+      for (Instruction* o : i->operands()) Push(s, o, false);
+      for (Instruction* o : i->control_predecessors()) Push(s, o, false);
+    }
   }
   // Queues `i` if it lies in the window and is not yet visited; an added
   // alternatives node is passed through.
-  void Push(Instruction* i) {
+  void Push(Search& s, Instruction* i, bool forward) {
     if (i->scratch == kVirtual) {
-      Expand(i);
+      Expand(s, i, forward);
       return;
     }
     const uint64_t l = label_[i->scratch];
     if (l < lo_ || l > hi_) return;
-    uint32_t& mark = visited_[i->scratch];
+    uint32_t& mark = s.visited[i->scratch];
     if (mark == epoch_) return;
     mark = epoch_;
-    stack_.push_back(i);
+    s.stack.push_back(i);
+  }
+
+  // Moves `run` (indices), in label order, to just before `anchor`.
+  void MoveBefore(std::vector<int64_t>& run, int64_t anchor) {
+    SortByLabel(run);
+    for (int64_t k : run) Unlink(k);
+    int64_t before = prev_[anchor];
+    for (int64_t k : run) {
+      LinkAfter(before, k);
+      before = k;
+    }
+    LabelRun(run, prev_[run.front()], anchor);
+  }
+  // Moves `run` (indices), in label order, to just after `anchor`.
+  void MoveAfter(std::vector<int64_t>& run, int64_t anchor) {
+    SortByLabel(run);
+    for (int64_t k : run) Unlink(k);
+    int64_t before = anchor;
+    for (int64_t k : run) {
+      LinkAfter(before, k);
+      before = k;
+    }
+    LabelRun(run, anchor, next_[run.back()]);
+  }
+  void SortByLabel(std::vector<int64_t>& run) const {
+    std::sort(run.begin(), run.end(),
+              [&](int64_t x, int64_t y) { return label_[x] < label_[y]; });
+  }
+  // Labels for a moved run between its neighbours (-1: the list's end).
+  void LabelRun(const std::vector<int64_t>& run, int64_t left, int64_t right) {
+    const uint64_t low = left < 0 ? 0 : label_[left];
+    const uint64_t high = right < 0 ? kEnd : label_[right];
+    const uint64_t count = run.size();
+    if (high - low <= count) {
+      Relabel();
+      return;
+    }
+    const uint64_t step = (high - low) / (count + 1);
+    uint64_t l = low;
+    for (int64_t k : run) label_[k] = l += step;
   }
 
   std::vector<Instruction*> nodes_;   // by index
   std::vector<uint64_t> label_;       // by index: order labels
   std::vector<int64_t> prev_, next_;  // by index: the order as a list
   int64_t head_ = 0;
-  std::vector<uint32_t> visited_;  // by index: the search's epoch
+  Search back_, on_;  // from `from` backwards, from `to` onwards
   uint32_t epoch_ = 0;
   uint64_t lo_ = 0, hi_ = 0;
-  std::vector<Instruction*> stack_;
-  std::vector<int64_t> found_;
 };
 
 }  // namespace
