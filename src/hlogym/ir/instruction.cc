@@ -1,6 +1,7 @@
 #include "hlogym/ir/instruction.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/str_util.h"
@@ -31,13 +32,22 @@ void Instruction::AddUser(Instruction* user) {
 }
 
 void Instruction::RemoveUser(Instruction* user) {
-  auto it = std::find(users_.begin(), users_.end(), user);
-  if (it != users_.end()) users_.erase(it);
+  // From the back: the user removed is most often the one added last (a
+  // dry-mode candidate detaching itself from an operand read by thousands).
+  auto it = std::find(users_.rbegin(), users_.rend(), user);
+  if (it != users_.rend()) users_.erase(std::next(it).base());
 }
 
 void Instruction::AppendOperand(Instruction* operand) {
+  // Edges are mirrored: this is already among the operand's users exactly
+  // when the operand is already among this instruction's operands, so the
+  // scan of a long user list is not needed.
+  const bool repeated =
+      std::find(operands_.begin(), operands_.end(), operand) != operands_.end();
   operands_.push_back(operand);
-  if (!detached_ || operand->detached_) operand->AddUser(this);
+  if (!repeated && (!detached_ || operand->detached_)) {
+    operand->users_.push_back(this);
+  }
 }
 
 void Instruction::Detach() {
