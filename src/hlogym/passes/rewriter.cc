@@ -384,7 +384,8 @@ class DynamicTopologicalOrder {
       for_operands(all[k], [&](Instruction*) { ++pending[k]; });
       if (pending[k] == 0) make_ready(k);
     }
-    nodes_.reserve(n);
+    std::vector<Instruction*> placed;
+    placed.reserve(n);
     while (true) {
       int64_t k;
       if (!fresh.empty()) {
@@ -396,7 +397,7 @@ class DynamicTopologicalOrder {
         k = bucket[top];
         bucket[top] = link[k];
       }
-      nodes_.push_back(all[k]);
+      placed.push_back(all[k]);
       for_users(all[k], [&](Instruction* u) {
         if (--pending[u->scratch] == 0) make_ready(u->scratch);
       });
@@ -404,8 +405,8 @@ class DynamicTopologicalOrder {
     // The graph is acyclic here (alternatives nodes, the only source of
     // cycles, are added through the check), so every instruction was
     // placed.
-    const int64_t m = static_cast<int64_t>(nodes_.size());
-    for (int64_t k = 0; k < m; ++k) nodes_[k]->scratch = k;
+    const int64_t m = static_cast<int64_t>(placed.size());
+    for (int64_t k = 0; k < m; ++k) placed[k]->scratch = k;
     label_.resize(m);
     prev_.resize(m);
     next_.resize(m);
@@ -476,7 +477,7 @@ class DynamicTopologicalOrder {
   // Even labels over the whole list (rare: a gap runs out only after
   // dozens of moves into one place).
   void Relabel() {
-    const uint64_t m = nodes_.size();
+    const uint64_t m = label_.size();
     const uint64_t step = (uint64_t{1} << 62) / (m + 1);
     uint64_t l = 0;
     int64_t k = m == 0 ? -1 : head_;
@@ -587,7 +588,6 @@ class DynamicTopologicalOrder {
     for (int64_t k : run) label_[k] = l += step;
   }
 
-  std::vector<Instruction*> nodes_;   // by index
   std::vector<uint64_t> label_;       // by index: order labels
   std::vector<int64_t> prev_, next_;  // by index: the order as a list
   int64_t head_ = 0;
@@ -696,7 +696,8 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   absl::flat_hash_map<Computation*, std::unique_ptr<DynamicTopologicalOrder>>
       orders;
   for (const UseKey& key : keys) {
-    std::vector<Instruction*> all = opportunities_[key];
+    // Sorted in place: the opportunities are cleared at the end.
+    std::vector<Instruction*>& all = opportunities_[key];
     std::sort(all.begin(), all.end(), [](Instruction* a, Instruction* b) {
       return a->unique_id() < b->unique_id();
     });
