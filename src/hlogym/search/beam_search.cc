@@ -140,9 +140,9 @@ absl::StatusOr<SearchResult> BeamSearchAgent::Search(const Env& start) {
     ctx.Report();
   }
 
-  // Cut short by time or budget: the most promising open state is also
-  // finished with pick-first (and, without any end state yet, with every
-  // original); the fastest end wins.
+  // Cut short by time or budget (a finished search empties its stack): the
+  // most promising open state is also finished with pick-first and with
+  // every original; the fastest end wins.
   if (!stack.empty()) {
     OpenState& top = stack.back();
     std::vector<JointDecision> base = Trajectory(records, top.record);
