@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -180,11 +182,36 @@ TEST(FusionCorpus, PipelinesKeepOutputsAndAreLegal) {
   int64_t kernels_before = 0, kernels_after = 0;
   double time_ratio_sum = 0;
   std::atomic<size_t> next{0};
+  std::atomic<size_t> finished{0};
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+        .count();
+  };
   auto worker = [&]() {
     auto evaluator = CreateEvaluator("model:h100");
     if (!evaluator.ok()) return;
     for (size_t i = next++; i < entries.size(); i = next++) {
       const CorpusEntry& e = entries[i];
+      // Progress on stderr (the full corpus runs for a long time), and the
+      // modules that take long, so a slow pass shows by name.
+      const auto module_start = std::chrono::steady_clock::now();
+      if (std::getenv("HLOGYM_CORPUS_VERBOSE") != nullptr) {
+        std::fprintf(stderr, "  start: %s\n", e.file.c_str());
+      }
+      struct Report {
+        std::function<void()> f;
+        ~Report() { f(); }
+      } report{[&, module_start] {
+        const double s = seconds_since(module_start);
+        const size_t done = ++finished;
+        if (s > 20)
+          std::fprintf(stderr, "  slow: %s %.1f s\n", e.file.c_str(), s);
+        if (done % 250 == 0 || done == entries.size()) {
+          std::fprintf(stderr, "  [%zu/%zu modules, %.0f s]\n", done,
+                       entries.size(), seconds_since(start));
+        }
+      }};
       auto parsed = ParseModuleFile(e.path);
       if (!parsed.ok() || !VerifyModule(**parsed).ok() ||
           !SmallEnough(**parsed)) {

@@ -272,7 +272,11 @@ int RunRewriteLoop(const PassArgs& a, const std::string& policy_text,
                "%s: %s after %lld iterations (%lld alternatives, %lld "
                "decided away from the original, %lld rejected as cyclic), "
                "%lld -> %lld instructions, %.1f ms, hash %s\n",
-               a.file.c_str(), stats->converged ? "converged" : "NOT converged",
+               a.file.c_str(),
+               stats->converged ? "converged"
+               : stats->growth_stopped
+                   ? "stopped (the module grew past 64x its size)"
+                   : "NOT converged",
                static_cast<long long>(stats->iterations),
                static_cast<long long>(stats->alternatives),
                static_cast<long long>(stats->non_original_decisions),

@@ -152,6 +152,7 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
     j["passes_run"] = stats->passes_run;
     j["decision_rounds"] = stats->decision_rounds;
     j["alternatives_decided"] = stats->alternatives;
+    j["growth_stops"] = stats->growth_stops;
     j["pipeline_wall_seconds"] = wall;
     j["flags"] = after->flags;
     std::printf("%s\n", j.dump(one_line ? -1 : 2).c_str());
@@ -184,6 +185,13 @@ int RunOnFile(const PipelineArgs& a, const std::string& file, bool one_line) {
                  static_cast<long long>(stats->decision_rounds),
                  static_cast<long long>(stats->alternatives),
                  static_cast<long long>(stats->non_original));
+    if (stats->growth_stops > 0) {
+      std::fprintf(o,
+                   "  note:         %lld loop(s) stopped early: the module "
+                   "grew past %lldx its size\n",
+                   static_cast<long long>(stats->growth_stops),
+                   static_cast<long long>(kMaxLoopGrowth));
+    }
     std::fprintf(o, "  wall time:    %.3f s\n", wall);
     std::fprintf(o, "  hash:         %s\n", hash.c_str());
   }

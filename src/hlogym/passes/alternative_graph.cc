@@ -249,7 +249,12 @@ absl::StatusOr<RewriteLoopStats> RewriteLoop(Module* module, Pass& pass,
                                              DecisionPolicy& policy,
                                              int64_t max_iterations) {
   RewriteLoopStats stats;
+  const int64_t start_size = module->instruction_count();
   while (stats.iterations < max_iterations) {
+    if (GrewTooMuch(start_size, module->instruction_count())) {
+      stats.growth_stopped = true;
+      return stats;
+    }
     HLOGYM_ASSIGN_OR_RETURN(AugmentStats aug, pass.RunDry(module));
     stats.rejected_cyclic += aug.rejected_cyclic;
     std::vector<Instruction*> nodes = AlternativeNodes(*module);

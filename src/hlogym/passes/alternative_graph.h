@@ -70,6 +70,18 @@ class DecisionPolicy {
   uint64_t state_;
 };
 
+// Rewrite loops (RewriteLoop, and pipelines that repeat) stop once the
+// module holds more than kMaxLoopGrowth times the instructions it held when
+// the loop started, plus kLoopGrowthSlack. Some decision sequences
+// duplicate without end (General Fusion under random choices on a
+// Fibonacci-like chain grows 2.5x per round); the module stays valid, the
+// loop just ends there.
+inline constexpr int64_t kMaxLoopGrowth = 64;
+inline constexpr int64_t kLoopGrowthSlack = 100000;
+inline bool GrewTooMuch(int64_t start_size, int64_t size) {
+  return size > kMaxLoopGrowth * start_size + kLoopGrowthSlack;
+}
+
 // HloEnv's Algorithm 1: augment (dry run of `pass`), decide, apply, until a
 // dry run offers no alternatives or `max_iterations` is reached.
 struct RewriteLoopStats {
@@ -78,6 +90,7 @@ struct RewriteLoopStats {
   int64_t rejected_cyclic = 0;
   int64_t non_original_decisions = 0;
   bool converged = false;
+  bool growth_stopped = false;  // see GrewTooMuch
 };
 absl::StatusOr<RewriteLoopStats> RewriteLoop(Module* module, Pass& pass,
                                              DecisionPolicy& policy,

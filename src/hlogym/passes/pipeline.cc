@@ -57,7 +57,9 @@ absl::StatusOr<bool> Pipeline::RunWith(Module* module, Rewriter& rw) {
                "' cannot run inside a dry run; mark its passes dry instead"));
   }
   bool any = false;
+  const int64_t start_size = module->instruction_count();
   for (int64_t it = 0; it < max_iterations_; ++it) {
+    if (it > 0 && GrewTooMuch(start_size, module->instruction_count())) break;
     bool changed = false;
     for (Entry& e : entries_) {
       if (!e.enabled) continue;
@@ -224,6 +226,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
   if (!started_) {
     started_ = true;
     frames_.push_back({pipeline_});
+    frames_.back().start_size = module_->instruction_count();
   }
   // The DagHash of the module as it stands, while no pass has changed it
   // since it was computed (each dry pass needs the hash before it: most
@@ -252,6 +255,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       if (!e.enabled) continue;
       if (auto* sub = dynamic_cast<Pipeline*>(e.pass.get())) {
         frames_.push_back({sub});
+        frames_.back().start_size = module_->instruction_count();
         continue;
       }
       ++passes_run_;
@@ -278,7 +282,13 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
     // End of one iteration of this pipeline.
     f.changed |= f.changed_this_iteration;
     ++f.iteration;
-    if (f.changed_this_iteration && f.iteration < f.pipeline->max_iterations_) {
+    bool repeat =
+        f.changed_this_iteration && f.iteration < f.pipeline->max_iterations_;
+    if (repeat && GrewTooMuch(f.start_size, module_->instruction_count())) {
+      repeat = false;
+      ++growth_stops_;
+    }
+    if (repeat) {
       f.next = 0;
       f.changed_this_iteration = false;
       continue;

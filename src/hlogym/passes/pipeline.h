@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hlogym/passes/alternative_graph.h"
 #include "hlogym/passes/pass.h"
 
 namespace hlogym {
@@ -19,6 +20,8 @@ class Pipeline : public Pass {
  public:
   // "Until unchanged" loops stop after this many iterations (as HloEnv).
   static constexpr int64_t kUntilUnchanged = 25;
+  // Loops also stop repeating once the module outgrew its size at their
+  // start (see GrewTooMuch in alternative_graph.h).
 
   explicit Pipeline(std::string name);
   std::string_view name() const override { return name_; }
@@ -99,6 +102,9 @@ class PipelineRunner {
   bool paused() const { return paused_; }
   // Passes run so far (dry runs included).
   int64_t passes_run() const { return passes_run_; }
+  // Loops that stopped repeating because the module grew too much (see
+  // GrewTooMuch).
+  int64_t growth_stops() const { return growth_stops_; }
   // A hash of where the run stands: the entry each nested pipeline is at
   // and its change flags (not the iteration counts). Two runs over equal
   // modules with equal positions go on alike (up to the iteration caps).
@@ -111,6 +117,7 @@ class PipelineRunner {
     int64_t iteration = 0;
     bool changed_this_iteration = false;
     bool changed = false;
+    int64_t start_size = 0;  // module instructions when the loop started
   };
   Pipeline* pipeline_;
   Module* module_;
@@ -121,6 +128,7 @@ class PipelineRunner {
   std::string paused_at_;
   AugmentStats last_augment_;
   int64_t passes_run_ = 0;
+  int64_t growth_stops_ = 0;
 };
 
 }  // namespace hlogym

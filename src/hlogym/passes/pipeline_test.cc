@@ -234,5 +234,73 @@ ENTRY e {
   EXPECT_EQ(runs, 1);
 }
 
+// A pass that triples the entry computation each run (a chain of negates
+// twice as long as the computation is put on top of the root), as a
+// duplicating rewrite sequence would.
+absl::StatusOr<bool> TripleTheModule(Module* m, Rewriter&) {
+  Computation* c = m->entry_computation();
+  Instruction* top = c->root_instruction();
+  const int64_t add = 2 * c->instruction_count();
+  for (int64_t i = 0; i < add; ++i) {
+    auto neg = std::make_unique<Instruction>(Opcode::kNegate, top->shape());
+    neg->set_name(m->UniqueInstructionName("negate"));
+    neg->AppendOperand(top);
+    top = c->AddInstruction(std::move(neg));
+  }
+  c->set_root_instruction(top);
+  return true;
+}
+
+TEST(PipelineTest, LoopsStopWhenTheModuleOutgrowsItsStart) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+)";
+  // Sizes 2, 6, 18, ... (x3 per run). The limit is 64 * 2 + 100000: the
+  // run that first passes it (2 * 3^10 = 118098) is the last one.
+  const int64_t limit = kMaxLoopGrowth * 2 + kLoopGrowthSlack;
+  ASSERT_EQ(limit, 100128);
+  {
+    auto m = test::ParseAndVerify(kText);
+    Pipeline pipeline("grow");
+    pipeline.set_max_iterations(Pipeline::kUntilUnchanged);
+    int runs = 0;
+    pipeline.AddPass(std::make_unique<LambdaPass>(
+        "triple", [&](Module* mm, Rewriter& rw) -> absl::StatusOr<bool> {
+          ++runs;
+          return TripleTheModule(mm, rw);
+        }));
+    ASSERT_TRUE(pipeline.Run(m.get()).ok());
+    EXPECT_EQ(runs, 10);
+    EXPECT_EQ(m->instruction_count(), 118098);
+  }
+  {
+    // The resumable runner stops the same way and counts the stop.
+    auto m = test::ParseAndVerify(kText);
+    Pipeline root("root");
+    Pipeline* loop = root.AddPipeline("grow");
+    loop->set_max_iterations(Pipeline::kUntilUnchanged);
+    int runs = 0;
+    loop->AddPass(std::make_unique<LambdaPass>(
+        "triple", [&](Module* mm, Rewriter& rw) -> absl::StatusOr<bool> {
+          ++runs;
+          return TripleTheModule(mm, rw);
+        }));
+    PipelineRunner runner(&root, m.get());
+    absl::StatusOr<PipelineRunner::State> st = runner.Run();
+    ASSERT_TRUE(st.ok()) << st.status();
+    EXPECT_EQ(*st, PipelineRunner::State::kDone);
+    EXPECT_EQ(runs, 10);
+    EXPECT_EQ(runner.growth_stops(), 1);
+    EXPECT_EQ(m->instruction_count(), 118098);
+  }
+  // Below the limit nothing changes: the cap of 25 runs applies.
+  EXPECT_FALSE(GrewTooMuch(2, limit));
+  EXPECT_TRUE(GrewTooMuch(2, limit + 1));
+}
+
 }  // namespace
 }  // namespace hlogym

@@ -235,6 +235,7 @@ absl::StatusOr<PipelineRunStats> RunNamedPipeline(Module* module,
     stats.non_original += applied.non_original;
   }
   stats.passes_run = runner.passes_run();
+  stats.growth_stops = runner.growth_stops();
   return stats;
 }
 

@@ -46,6 +46,8 @@ struct PipelineRunStats {
   int64_t decision_rounds = 0;  // pauses at dry passes
   int64_t alternatives = 0;     // alternatives decided in total
   int64_t non_original = 0;     // decisions other than the original
+  // Loops cut short because the module outgrew their start (GrewTooMuch).
+  int64_t growth_stops = 0;
 };
 // Runs a named pipeline on `module`, deciding every pause with the policy.
 absl::StatusOr<PipelineRunStats> RunNamedPipeline(
