@@ -136,6 +136,7 @@ absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
   }
   HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pass> p,
                           PassRegistry::Global().Create(pass));
+  Changed();
   if (dry) {
     HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, p->RunDry(module_.get()));
     return s.alternatives > 0;
@@ -158,6 +159,8 @@ absl::StatusOr<bool> Env::StartPipeline(std::string_view name,
   pipeline_name_ = std::string(name);
   disabled_ = std::move(disabled);
   runner_ = std::make_unique<PipelineRunner>(pipeline_.get(), module_.get());
+  runner_->set_decisions_reported(true);  // Apply() reports
+  Changed();
   started_ = true;
   paused_ = false;
   steps_ = 0;
@@ -181,6 +184,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Env::BuildPipeline(
 }
 
 absl::StatusOr<bool> Env::RunToPause() {
+  Changed();
   HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s, runner_->Run());
   paused_ = s == PipelineRunner::State::kPaused;
   return paused_;
@@ -198,8 +202,12 @@ int64_t Env::passes_run() const {
   return runner_ == nullptr ? 0 : runner_->passes_run();
 }
 
-std::vector<Instruction*> Env::AlternativeNodes() const {
-  return ::hlogym::AlternativeNodes(*module_);
+const std::vector<Instruction*>& Env::AlternativeNodes() const {
+  if (!alternatives_known_) {
+    alternatives_ = ::hlogym::AlternativeNodes(*module_);
+    alternatives_known_ = true;
+  }
+  return alternatives_;
 }
 
 std::vector<int64_t> Env::ChoiceCounts() const {
@@ -211,8 +219,10 @@ std::vector<int64_t> Env::ChoiceCounts() const {
 }
 
 absl::StatusOr<ApplyStats> Env::Apply(std::span<const int64_t> decisions) {
-  HLOGYM_ASSIGN_OR_RETURN(ApplyStats s,
-                          ApplyDecisions(module_.get(), decisions));
+  HLOGYM_ASSIGN_OR_RETURN(ApplyStats s, ApplyDecisions(module_.get(), decisions,
+                                                       AlternativeNodes()));
+  Changed();
+  if (runner_ != nullptr) runner_->ReportApplied(s);
   if (options_.verify) HLOGYM_RETURN_IF_ERROR(VerifyModule(*module_));
   return s;
 }
@@ -226,7 +236,7 @@ absl::StatusOr<ApplyStats> Env::ApplyIndexed(
                operand_indices.size(), " operand indices"));
   }
   std::vector<Instruction*> order = ObservationOrder(*module_);
-  std::vector<Instruction*> nodes = AlternativeNodes();
+  const std::vector<Instruction*>& nodes = AlternativeNodes();
   absl::flat_hash_map<const Instruction*, int64_t> slot;
   for (size_t j = 0; j < nodes.size(); ++j) slot[nodes[j]] = j;
   std::vector<int64_t> decisions(nodes.size(), -1);
@@ -363,6 +373,7 @@ absl::StatusOr<bool> Env::HasEqualOutput(const Env& other, uint64_t seed,
 }
 
 void Env::CopyStateFrom(const Env& other, bool share_evaluator) {
+  Changed();
   module_ = other.module_->Clone();
   options_ = other.options_;
   pipeline_name_ = other.pipeline_name_;

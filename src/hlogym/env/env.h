@@ -63,8 +63,13 @@ class Env {
 
   const Module& module() const { return *module_; }
   // Direct access for passes run by hand; decisions made through it are
-  // the caller's to keep consistent.
-  Module* mutable_module() { return module_.get(); }
+  // the caller's to keep consistent. Edits through a pointer kept from an
+  // earlier call must be followed by another call (it drops the cached
+  // list of alternatives nodes).
+  Module* mutable_module() {
+    Changed();
+    return module_.get();
+  }
   const EnvOptions& options() const { return options_; }
 
   // ---- Pass control.
@@ -91,8 +96,8 @@ class Env {
 
   // ---- Decisions.
   // The alternatives nodes, in observation order (HloEnv's
-  // alternative_indices order).
-  std::vector<Instruction*> AlternativeNodes() const;
+  // alternative_indices order). Cached until the module changes.
+  const std::vector<Instruction*>& AlternativeNodes() const;
   // Operand count of each alternatives node (the choices per node).
   std::vector<int64_t> ChoiceCounts() const;
   // decisions[j] picks an operand of node j. On error nothing changes.
@@ -163,6 +168,8 @@ class Env {
       std::string_view name, const std::vector<std::string>& disabled) const;
   absl::StatusOr<bool> RunToPause();
   void CopyStateFrom(const Env& other, bool share_evaluator);
+  // Every change of the module goes through here.
+  void Changed() { alternatives_known_ = false; }
 
   std::unique_ptr<Module> module_;
   EnvOptions options_;
@@ -174,6 +181,10 @@ class Env {
   bool paused_ = false;
   int64_t steps_ = 0;
   std::shared_ptr<Evaluator> evaluator_;
+  // AlternativeNodes(), valid while alternatives_known_ (ordering them
+  // walks the whole graph; agents ask for them several times per step).
+  mutable std::vector<Instruction*> alternatives_;
+  mutable bool alternatives_known_ = false;
 };
 
 }  // namespace hlogym

@@ -9,6 +9,71 @@
 
 namespace hlogym {
 
+namespace {
+
+// Splits "add.12" into ("add", 12); names without a numeric suffix give 0.
+std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size()) {
+    return {name, 0};  // "add" behaves like "add.0": the next is "add.1"
+  }
+  int64_t n;
+  std::string_view digits = name.substr(dot + 1);
+  if (!std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return absl::ascii_isdigit(c); }) ||
+      std::from_chars(digits.data(), digits.data() + digits.size(), n).ec !=
+          std::errc()) {
+    return {name, 0};
+  }
+  return {name.substr(0, dot), n};
+}
+
+// A name based on `base` that `names` does not hold yet, recorded there.
+// `base` itself when free; else "stem.N" with N past every suffix of the
+// stem in use (suffixes below are treated as taken). Lookups go through
+// absl::string_view so that only a new stem allocates: dry fusion names
+// hundreds of thousands of clones.
+template <typename Names>
+std::string UniqueName(Names& names, std::string_view base) {
+  auto [stem, n] = SplitSuffix(base);
+  auto it = names.find(absl::string_view(stem.data(), stem.size()));
+  if (it == names.end()) {
+    it = names.emplace(std::string(stem), typename Names::mapped_type()).first;
+  }
+  auto& u = it->second;
+  // A bare stem is free unless it was used; "stem.N" is free when N is
+  // past every suffix in use.
+  const bool bare = stem.size() == base.size();
+  if (bare ? !u.bare : n >= u.next) {
+    if (bare) u.bare = true;
+    u.next = std::max(u.next, n + 1);
+    return std::string(base);
+  }
+  std::string name;
+  name.reserve(stem.size() + 8);
+  name.assign(stem);
+  name.push_back('.');
+  char digits[24];
+  const int64_t k = std::max<int64_t>(u.next, 1);
+  auto r = std::to_chars(digits, digits + sizeof(digits), k);
+  name.append(digits, r.ptr);
+  u.next = k + 1;
+  return name;
+}
+
+template <typename Names>
+void RecordName(Names& names, std::string_view name) {
+  auto [stem, n] = SplitSuffix(name);
+  auto it = names.find(absl::string_view(stem.data(), stem.size()));
+  if (it == names.end()) {
+    it = names.emplace(std::string(stem), typename Names::mapped_type()).first;
+  }
+  if (stem.size() == name.size()) it->second.bare = true;
+  it->second.next = std::max(it->second.next, n + 1);
+}
+
+}  // namespace
+
 Module::Module(std::string name) : name_(std::move(name)) {}
 Module::~Module() = default;
 
@@ -16,7 +81,8 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> c,
                                     bool is_entry) {
   Computation* raw = c.get();
   raw->parent_ = this;
-  if (used_computation_names_) (*used_computation_names_)[raw->name()] = 0;
+  if (used_computation_names_)
+    RecordName(*used_computation_names_, raw->name());
   for (auto& slot : raw->slots_) {
     if (slot && slot->unique_id_ < 0) slot->unique_id_ = NextUniqueId();
     if (slot) next_unique_id_ = std::max(next_unique_id_, slot->unique_id_ + 1);
@@ -149,95 +215,26 @@ int64_t Module::instruction_count() const {
   return n;
 }
 
-namespace {
-
-// Splits "add.12" into ("add", 12); names without a numeric suffix give 0.
-std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
-  size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos || dot + 1 == name.size()) {
-    return {name, 0};  // "add" behaves like "add.0": the next is "add.1"
-  }
-  int64_t n;
-  std::string_view digits = name.substr(dot + 1);
-  if (!std::all_of(digits.begin(), digits.end(),
-                   [](char c) { return absl::ascii_isdigit(c); }) ||
-      std::from_chars(digits.data(), digits.data() + digits.size(), n).ec !=
-          std::errc()) {
-    return {name, 0};
-  }
-  return {name.substr(0, dot), n};
-}
-
-}  // namespace
-
 std::string Module::UniqueInstructionName(std::string_view base) {
-  // Lookups go through absl::string_view so that only a new stem
-  // allocates: dry fusion names hundreds of thousands of clones.
-  auto use = [&](std::string_view stem) -> StemUse& {
-    auto it = used_names_->find(absl::string_view(stem.data(), stem.size()));
-    if (it == used_names_->end()) {
-      it = used_names_->emplace(std::string(stem), StemUse()).first;
-    }
-    return it->second;
-  };
-  auto record = [&](std::string_view name) {
-    auto [stem, n] = SplitSuffix(name);
-    StemUse& u = use(stem);
-    if (stem.size() == name.size()) u.bare = true;
-    u.next = std::max(u.next, n + 1);
-  };
   if (!used_names_) {
     used_names_ = std::make_unique<InstructionNames>();
     for (const auto& c : computations_) {
-      c->ForEachInstruction([&](Instruction* i) { record(i->name()); });
+      c->ForEachInstruction(
+          [&](Instruction* i) { RecordName(*used_names_, i->name()); });
     }
   }
-  auto [stem, n] = SplitSuffix(base);
-  StemUse& u = use(stem);
-  // A bare stem is free unless it was used; "stem.N" is free when N is
-  // past every suffix in use (suffixes below are treated as taken).
-  const bool bare = stem.size() == base.size();
-  if (bare ? !u.bare : n >= u.next) {
-    if (bare) u.bare = true;
-    u.next = std::max(u.next, n + 1);
-    return std::string(base);
-  }
-  std::string name;
-  name.reserve(stem.size() + 8);
-  name.assign(stem);
-  name.push_back('.');
-  char digits[24];
-  const int64_t k = std::max<int64_t>(u.next, 1);
-  auto r = std::to_chars(digits, digits + sizeof(digits), k);
-  name.append(digits, r.ptr);
-  u.next = k + 1;
-  return name;
+  return UniqueName(*used_names_, base);
 }
 
 std::string Module::UniqueComputationName(std::string_view base) {
-  // A map of the names in use with a next-suffix counter per stem, built
-  // once: thousands of fusions each add a computation.
+  // Built once: thousands of fusions each add a computation.
   if (!used_computation_names_) {
-    used_computation_names_ =
-        std::make_unique<absl::flat_hash_map<std::string, int64_t>>();
+    used_computation_names_ = std::make_unique<InstructionNames>();
     for (const auto& c : computations_) {
-      (*used_computation_names_)[c->name()] = 0;
+      RecordName(*used_computation_names_, c->name());
     }
   }
-  auto& used = *used_computation_names_;
-  std::string name(base);
-  if (!used.contains(name)) {
-    used[name] = 0;
-    return name;
-  }
-  auto& next = used[StrCat(base, ".#")];
-  if (next == 0) next = 1;
-  while (true) {
-    name = StrCat(base, ".", next++);
-    if (!used.contains(name)) break;
-  }
-  used[name] = 0;
-  return name;
+  return UniqueName(*used_computation_names_, base);
 }
 
 std::unique_ptr<Module> Module::Clone() const {

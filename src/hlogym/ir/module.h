@@ -131,10 +131,8 @@ class Module {
   };
   using InstructionNames = absl::flat_hash_map<std::string, StemUse>;
   std::unique_ptr<InstructionNames> used_names_;
-  // Lazily built for UniqueComputationName ("name" -> 0, "name.#" -> the
-  // next suffix to try).
-  std::unique_ptr<absl::flat_hash_map<std::string, int64_t>>
-      used_computation_names_;
+  // The same for UniqueComputationName (not copied by Clone()).
+  std::unique_ptr<InstructionNames> used_computation_names_;
 };
 
 }  // namespace hlogym

@@ -1,9 +1,12 @@
 #include "hlogym/passes/alternative_graph.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlogym/eval/inputs.h"
+#include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 
@@ -167,7 +170,12 @@ absl::Status PruneAfterApply(Module* module,
 
 absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
                                           std::span<const int64_t> decisions) {
-  std::vector<Instruction*> nodes = AlternativeNodes(*module);
+  return ApplyDecisions(module, decisions, AlternativeNodes(*module));
+}
+
+absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
+                                          std::span<const int64_t> decisions,
+                                          std::span<Instruction* const> nodes) {
   if (decisions.size() != nodes.size()) {
     return absl::InvalidArgumentError(
         StrCat("expected ", nodes.size(),
@@ -184,14 +192,60 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
     }
   }
   ApplyStats stats;
+  // Whether the graph changes, as a DagHash comparison with the module
+  // before the dry run would tell. The live graph is the original one
+  // unless a candidate taken stays alive after pruning (one taken for a
+  // user that was itself replaced dies with it) or pruning dropped unused
+  // fusion parameters. A live candidate whose opcode, shape or operand count differs from
+  // its original changes the graph for sure; a live look-alike needs the
+  // module hashed, as the originals and as decided.
+  absl::flat_hash_map<const Instruction*, bool> taken;  // -> look-alike
+  bool any_look_alike = false;
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    if (decisions[j] == 0) continue;
+    const Instruction* o = nodes[j]->operand(0);
+    const Instruction* c = nodes[j]->operand(decisions[j]);
+    const bool alike = c->opcode() == o->opcode() &&
+                       c->operand_count() == o->operand_count() &&
+                       c->shape() == o->shape();
+    auto [it, inserted] = taken.try_emplace(c, alike);
+    if (!inserted) it->second = it->second && alike;
+    any_look_alike |= alike;
+  }
+  std::optional<uint64_t> hash_of_originals;
+  if (any_look_alike) {
+    std::unique_ptr<Module> originals = module->Clone();
+    std::vector<int64_t> zeros(nodes.size(), 0);
+    HLOGYM_RETURN_IF_ERROR(ApplyDecisions(originals.get(), zeros).status());
+    hash_of_originals = DagHash(*originals);
+  }
+  absl::flat_hash_set<Computation*> touched;
   for (size_t j = 0; j < nodes.size(); ++j) {
     Instruction* a = nodes[j];
+    touched.insert(a->parent());
     Instruction* chosen = a->operand(decisions[j]);
     HLOGYM_RETURN_IF_ERROR(a->ReplaceAllUsesWith(chosen));
     ++stats.alternatives;
     if (decisions[j] != 0) ++stats.non_original;
   }
   HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
+  // Pruning also drops unused parameters of surviving fusions, originals
+  // included: a change too.
+  stats.changed = stats.removed_fusion_parameters > 0;
+  if (!taken.empty() && !stats.changed) {
+    // Pruning frees instructions but allocates none, so a pointer found in
+    // the graph is a candidate that survived.
+    bool live_unlike = false, live_alike = false;
+    for (Computation* c : touched) {
+      c->ForEachInstruction([&](Instruction* i) {
+        auto it = taken.find(i);
+        if (it == taken.end()) return;
+        (it->second ? live_alike : live_unlike) = true;
+      });
+    }
+    stats.changed = live_unlike || (live_alike && hash_of_originals &&
+                                    DagHash(*module) != *hash_of_originals);
+  }
   return stats;
 }
 

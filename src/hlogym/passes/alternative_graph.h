@@ -36,6 +36,10 @@ struct ApplyStats {
   int64_t removed_instructions = 0;
   int64_t removed_fusion_parameters = 0;
   int64_t removed_computations = 0;
+  // The graph changed: some decision took a candidate that is not a
+  // structural copy of its original (exact: when a candidate looks like
+  // its original, the module is hashed before and after).
+  bool changed = false;
 };
 
 // decisions[j] is the operand chosen for AlternativeNodes(module)[j]. The
@@ -43,6 +47,11 @@ struct ApplyStats {
 // operand index of its node. On error the module is unchanged.
 absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
                                           std::span<const int64_t> decisions);
+// The same with the nodes given: they must be AlternativeNodes(*module)
+// (callers that keep that list skip ordering the graph again).
+absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
+                                          std::span<const int64_t> decisions,
+                                          std::span<Instruction* const> nodes);
 
 // Removes what decisions left dead: instructions that became unused
 // (`roots` and, recursively, operands left without users), unused fusion

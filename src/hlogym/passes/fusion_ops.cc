@@ -22,6 +22,48 @@ namespace {
 
 constexpr int64_t kWhole = -1;
 
+// A map keyed by instruction for the handful of members and parameters a
+// fusion usually has: a linear scan while small (no hashing, no
+// allocation up to 8 entries), an index once large (horizontal fusions
+// have hundreds of members).
+template <typename V>
+class SmallMap {
+ public:
+  V* Find(const Instruction* key) {
+    if (index_ != nullptr) {
+      auto it = index_->find(key);
+      return it == index_->end() ? nullptr : &items_[it->second].second;
+    }
+    for (auto& [k, v] : items_) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+  bool Contains(const Instruction* key) { return Find(key) != nullptr; }
+  size_t size() const { return items_.size(); }
+  // Inserts (key, value) unless the key is there; returns the value stored
+  // and whether it was inserted.
+  std::pair<V*, bool> Insert(const Instruction* key, V value) {
+    if (V* v = Find(key)) return {v, false};
+    items_.emplace_back(key, std::move(value));
+    if (index_ != nullptr) {
+      index_->emplace(key, items_.size() - 1);
+    } else if (items_.size() > kLinearLimit) {
+      index_ =
+          std::make_unique<absl::flat_hash_map<const Instruction*, size_t>>();
+      for (size_t i = 0; i < items_.size(); ++i) {
+        index_->emplace(items_[i].first, i);
+      }
+    }
+    return {&items_.back().second, true};
+  }
+
+ private:
+  static constexpr size_t kLinearLimit = 16;
+  absl::InlinedVector<std::pair<const Instruction*, V>, 8> items_;
+  std::unique_ptr<absl::flat_hash_map<const Instruction*, size_t>> index_;
+};
+
 // Where a member's operand comes from: another member (a leaf of it, or
 // the whole value) or outside the set.
 struct Source {
@@ -100,7 +142,7 @@ class FusionBuilder {
         return absl::InvalidArgumentError(
             StrCat("fusion '", m->name(), "' has no fused computation"));
       }
-      if (!index_.emplace(m, static_cast<int64_t>(i)).second) {
+      if (!index_.Insert(m, static_cast<int64_t>(i)).second) {
         return absl::InvalidArgumentError(
             StrCat("'", m->name(), "' appears twice among fusion members"));
       }
@@ -108,10 +150,10 @@ class FusionBuilder {
     return absl::OkStatus();
   }
 
-  Source Resolve(Instruction* operand) const {
-    if (index_.contains(operand)) return {operand, kWhole};
+  Source Resolve(Instruction* operand) {
+    if (index_.Contains(operand)) return {operand, kWhole};
     if (operand->opcode() == Opcode::kGetTupleElement &&
-        index_.contains(operand->operand(0))) {
+        index_.Contains(operand->operand(0))) {
       return {operand->operand(0), operand->tuple_index()};
     }
     return {};
@@ -122,18 +164,21 @@ class FusionBuilder {
     std::vector<Instruction*> order;
     order.reserve(members_.size());
     // 0 unvisited, 1 on stack, 2 done.
-    absl::flat_hash_map<Instruction*, int> state;
+    SmallMap<int> state;
+    auto state_of = [&](Instruction* i) -> int& {
+      return *state.Insert(i, 0).first;
+    };
     std::vector<std::pair<Instruction*, int64_t>> stack;
     for (Instruction* root : members_) {
-      if (state[root] == 2) continue;
+      if (state_of(root) == 2) continue;
       stack.push_back({root, 0});
-      state[root] = 1;
+      state_of(root) = 1;
       while (!stack.empty()) {
         auto& [inst, next] = stack.back();
         if (next < inst->operand_count()) {
           Source s = Resolve(inst->operand(next++));
           if (s.member == nullptr) continue;
-          int& st = state[s.member];
+          int& st = state_of(s.member);
           if (st == 1) {
             return absl::InvalidArgumentError(
                 "fusion members depend on each other in a cycle");
@@ -144,7 +189,7 @@ class FusionBuilder {
           }
           continue;
         }
-        state[inst] = 2;
+        state_of(inst) = 2;
         order.push_back(inst);
         stack.pop_back();
       }
@@ -162,14 +207,14 @@ class FusionBuilder {
       const bool tuple = m->shape().IsTuple();
       info.leaf_uses.resize(LeafCount(*m));
       for (Instruction* u : m->users()) {
-        if (index_.contains(u)) {
+        if (index_.Contains(u)) {
           info.sink = false;
           continue;
         }
         if (tuple && u->opcode() == Opcode::kGetTupleElement) {
           const int64_t leaf = u->tuple_index();
           for (Instruction* w : u->users()) {
-            if (index_.contains(w)) {
+            if (index_.Contains(w)) {
               info.sink = false;
             } else {
               info.leaf_uses[leaf].push_back({u, w});
@@ -210,16 +255,16 @@ class FusionBuilder {
   }
 
   Instruction* Param(Instruction* external) {
-    auto [it, inserted] = params_.emplace(external, nullptr);
-    if (!inserted) return it->second;
+    auto [slot, inserted] = params_.Insert(external, nullptr);
+    if (!inserted) return *slot;
     const int64_t number = static_cast<int64_t>(operands_.size());
     auto p =
         std::make_unique<Instruction>(Opcode::kParameter, external->shape());
     p->set_int_attr(number);
     p->set_name(module_->UniqueInstructionName(StrCat("param_", number)));
     operands_.push_back(external);
-    it->second = Add(std::move(p));
-    return it->second;
+    *slot = Add(std::move(p));
+    return *slot;
   }
 
   // Leaf `leaf` of an inside value (a tuple's element, else a new
@@ -246,7 +291,7 @@ class FusionBuilder {
   Instruction* Value(Instruction* operand) {
     Source s = Resolve(operand);
     if (s.member == nullptr) return Param(operand);
-    return Leaf(infos_[member_pos_.at(s.member)], s.leaf);
+    return Leaf(infos_[*member_pos_.Find(s.member)], s.leaf);
   }
 
   absl::Status CloneMembers() {
@@ -255,7 +300,8 @@ class FusionBuilder {
     fused_->set_is_fusion_computation(true);
     // A fusion runs on its caller's execution thread.
     fused_->set_execution_thread(computation_->execution_thread());
-    for (size_t i = 0; i < infos_.size(); ++i) member_pos_[members_[i]] = i;
+    for (size_t i = 0; i < infos_.size(); ++i)
+      member_pos_.Insert(members_[i], i);
     for (MemberInfo& info : infos_) {
       Instruction* m = info.inst;
       std::vector<Instruction*> ops;
@@ -465,16 +511,16 @@ class FusionBuilder {
     const int64_t outside_users = static_cast<int64_t>(
         std::count_if(uses.begin(), uses.end(),
                       [](const ExternalUse& u) { return u.user != nullptr; }));
-    absl::flat_hash_set<Instruction*> distinct_users;
-    for (Instruction* u : value->users()) distinct_users.insert(u);
+    SmallMap<char> distinct_users;
+    for (Instruction* u : value->users()) distinct_users.Insert(u, 0);
     if (outside_users == static_cast<int64_t>(distinct_users.size())) {
       return rw_.ReplaceAllUsesWith(value, replacement).status();
     }
-    absl::flat_hash_set<Instruction*> done;
+    SmallMap<char> done;
     for (const ExternalUse& u : uses) {
       if (u.user == nullptr) {
         HLOGYM_RETURN_IF_ERROR(rw_.SetRoot(computation_, replacement).status());
-      } else if (done.insert(u.user).second) {
+      } else if (done.Insert(u.user, 0).second) {
         HLOGYM_RETURN_IF_ERROR(
             rw_.ReplaceUseWith(value, u.user, replacement).status());
       }
@@ -553,11 +599,11 @@ class FusionBuilder {
   Module* module_;
   Computation* computation_ = nullptr;
   std::vector<Instruction*> members_;
-  absl::flat_hash_map<Instruction*, int64_t> index_;
-  absl::flat_hash_map<Instruction*, size_t> member_pos_;
+  SmallMap<int64_t> index_;
+  SmallMap<size_t> member_pos_;
   std::vector<MemberInfo> infos_;
   std::unique_ptr<Computation> fused_;
-  absl::flat_hash_map<Instruction*, Instruction*> params_;
+  SmallMap<Instruction*> params_;
   std::vector<Instruction*> operands_;
   std::vector<std::pair<int64_t, int64_t>> outputs_;
   bool reshape_back_ = false;

@@ -498,6 +498,11 @@ class ComputationFusion {
     std::vector<size_t> row(siblings.size());
     for (size_t k = 0; k < row.size(); ++k) row[k] = k;
     if (dense) matrix = reach_.ReachMatrix(siblings);
+    // Unique ids, parallel to `siblings`: in apply mode a fusion removes
+    // its members and the operands they leave unused, which can be other
+    // siblings (one sibling reading another).
+    std::vector<int64_t> ids(siblings.size());
+    for (size_t k = 0; k < ids.size(); ++k) ids[k] = siblings[k]->unique_id();
     bool changed = false;
     for (size_t i = 0; i < siblings.size(); ++i) {
       if (siblings[i]->opcode() != Opcode::kFusion) continue;
@@ -535,6 +540,7 @@ class ComputationFusion {
         if (!rw_.dry()) {
           reach_.Merge(remaining_node, fused_node, fusion);
           siblings[i] = fusion;
+          ids[i] = fusion->unique_id();
           if (dense) {
             // Whatever reaches either now reaches all both reached.
             std::vector<uint64_t> both = matrix[row[i]];
@@ -549,6 +555,19 @@ class ComputationFusion {
         }
         siblings.erase(siblings.begin() + static_cast<int64_t>(j));
         row.erase(row.begin() + static_cast<int64_t>(j));
+        ids.erase(ids.begin() + static_cast<int64_t>(j));
+        if (rw_.dry()) continue;
+        for (size_t k = 0; k < siblings.size();) {
+          if (k == i || !rw_.IsRemoved(ids[k])) {
+            ++k;
+            continue;
+          }
+          siblings.erase(siblings.begin() + static_cast<int64_t>(k));
+          row.erase(row.begin() + static_cast<int64_t>(k));
+          ids.erase(ids.begin() + static_cast<int64_t>(k));
+          if (k < i) --i;
+          if (k < j) --j;
+        }
       }
     }
     return changed;

@@ -239,8 +239,15 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
                  "': apply decisions before resuming"));
     }
     paused_ = false;
-    known_hash = DagHash(*module_);
-    if (*known_hash != hash_before_dry_ && !frames_.empty()) {
+    bool changed;
+    if (decisions_reported_) {
+      changed = reported_change_.value_or(true);
+    } else {
+      known_hash = DagHash(*module_);
+      changed = *known_hash != hash_before_dry_;
+    }
+    reported_change_.reset();
+    if (changed && !frames_.empty()) {
       frames_.back().changed_this_iteration = true;
     }
     if (pipeline_->verify_) {
@@ -260,9 +267,12 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       }
       ++passes_run_;
       if (e.dry) {
-        hash_before_dry_ = known_hash ? *known_hash : DagHash(*module_);
-        // A dry run that offers nothing leaves the module as it was.
-        known_hash = hash_before_dry_;
+        if (!decisions_reported_) {
+          hash_before_dry_ = known_hash ? *known_hash : DagHash(*module_);
+          // A dry run that offers nothing leaves the module as it was.
+          known_hash = hash_before_dry_;
+        }
+        reported_change_.reset();
         HLOGYM_ASSIGN_OR_RETURN(last_augment_, e.pass->RunDry(module_));
         if (last_augment_.alternatives > 0) {
           paused_ = true;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,7 +81,8 @@ class Pipeline : public Pass {
 // alternatives in the module (kPaused) or the pipeline ends (kDone). The
 // caller applies decisions (ApplyDecisions) and calls Run() again, which
 // resumes after the dry pass. Loops count a dry pass as a change when the
-// decisions changed the module's DagHash.
+// decisions changed the module's DagHash (or, with reported decisions,
+// when ApplyStats::changed says so).
 class PipelineRunner {
  public:
   enum class State { kPaused, kDone };
@@ -95,6 +97,15 @@ class PipelineRunner {
       const PipelineRunner& other, Module* module, Pipeline* pipeline);
 
   absl::StatusOr<State> Run();
+  // Owners that apply decisions through ApplyDecisions and hand the stats
+  // to ReportApplied() before resuming spare the runner hashing the module
+  // around each dry pass (it learns from ApplyStats::changed whether the
+  // decisions changed the graph). Without a report a resumed dry pass
+  // counts as a change.
+  void set_decisions_reported(bool on) { decisions_reported_ = on; }
+  void ReportApplied(const ApplyStats& stats) {
+    reported_change_ = stats.changed;
+  }
   bool done() const { return frames_.empty() && started_; }
   // The dry pass that paused the run, and what it offered.
   std::string_view paused_at() const { return paused_at_; }
@@ -125,6 +136,8 @@ class PipelineRunner {
   bool started_ = false;
   bool paused_ = false;
   uint64_t hash_before_dry_ = 0;
+  bool decisions_reported_ = false;
+  std::optional<bool> reported_change_;
   std::string paused_at_;
   AugmentStats last_augment_;
   int64_t passes_run_ = 0;

@@ -117,6 +117,39 @@ TEST(CycleRejectionTest, InterferingRewritesKeepTheFirstAndRejectTheSecond) {
   EXPECT_EQ(Find(m.get(), "use1")->operand(0)->opcode(), Opcode::kAdd);
 }
 
+// ApplyStats::changed tells whether the decisions changed the graph, as a
+// DagHash comparison would: a candidate unlike its original changes it; a
+// structural copy of the original does not; a look-alike with other
+// operands does.
+TEST(AlternativeGraphTest, ApplyReportsWhetherTheGraphChanged) {
+  // kind 0: negate(p) for x = negate(p), a copy; kind 1: negate(y), a
+  // look-alike reading another value; kind 2: abs(p), unlike x.
+  for (int kind = 0; kind < 3; ++kind) {
+    auto m = test::ParseAndVerify(kTwoChains);
+    const uint64_t before = DagHash(*m);
+    LambdaPass pass(
+        "one", [kind](Module* m, Rewriter& rw) -> absl::StatusOr<bool> {
+          Instruction* x = Find(m, "x");
+          Instruction* from = Find(m, kind == 1 ? "y" : "p");
+          HLOGYM_ASSIGN_OR_RETURN(
+              Instruction * r,
+              MakeUnary(rw, kind == 2 ? Opcode::kAbs : Opcode::kNegate, from));
+          return rw.ReplaceInstruction(x, r);
+        });
+    auto aug = pass.RunDry(m.get());
+    ASSERT_TRUE(aug.ok()) << aug.status();
+    ASSERT_EQ(aug->alternatives, 1);
+    std::unique_ptr<Module> keep = m->Clone();
+    auto kept = ApplyDecisions(keep.get(), std::vector<int64_t>{0});
+    ASSERT_TRUE(kept.ok()) << kept.status();
+    EXPECT_FALSE(kept->changed) << kind;
+    auto taken = ApplyDecisions(m.get(), std::vector<int64_t>{1});
+    ASSERT_TRUE(taken.ok()) << taken.status();
+    EXPECT_EQ(taken->changed, kind != 0) << kind;
+    EXPECT_EQ(taken->changed, DagHash(*m) != before) << kind;
+  }
+}
+
 TEST(AlternativeGraphTest, AugmentedModuleRoundTripsThroughText) {
   auto m = test::ParseAndVerify(R"(
 HloModule m

@@ -223,13 +223,15 @@ absl::StatusOr<PipelineRunStats> RunNamedPipeline(Module* module,
   pipeline->set_verify(options.verify);
   PipelineRunStats stats;
   PipelineRunner runner(pipeline.get(), module);
+  runner.set_decisions_reported(true);
   while (true) {
     HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State state, runner.Run());
     if (state == PipelineRunner::State::kDone) break;
     std::vector<Instruction*> nodes = AlternativeNodes(*module);
     std::vector<int64_t> decisions = options.policy.Decide(nodes);
     HLOGYM_ASSIGN_OR_RETURN(ApplyStats applied,
-                            ApplyDecisions(module, decisions));
+                            ApplyDecisions(module, decisions, nodes));
+    runner.ReportApplied(applied);
     ++stats.decision_rounds;
     stats.alternatives += applied.alternatives;
     stats.non_original += applied.non_original;
