@@ -107,6 +107,7 @@ class Interpreter::Impl : public KernelContext {
   // KernelContext.
   absl::StatusOr<ScalarFunction*> GetScalarFunction(
       const Computation* c) override;
+  absl::Status Poll() override { return CheckDeadline(); }
 
   Value MakeArray(Literal lit) {
     int64_t bytes = static_cast<int64_t>(lit.size_bytes());

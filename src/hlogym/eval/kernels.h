@@ -48,6 +48,10 @@ class KernelContext {
   // instruction is evaluated). Fails if `c` is not scalar.
   virtual absl::StatusOr<ScalarFunction*> GetScalarFunction(
       const Computation* c) = 0;
+  // Kernels whose one instruction can run for minutes (a reduce-window
+  // whose window spans the whole input) call this now and then: an error
+  // (the run's time limit passed) stops them.
+  virtual absl::Status Poll() { return absl::OkStatus(); }
 };
 
 using Operands = absl::Span<const Literal* const>;

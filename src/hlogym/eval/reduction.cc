@@ -14,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -415,15 +416,26 @@ void FastReduce(const Literal& input, const Literal& init,
 // ---------------------------------------------------------------------------
 // Windows (reduce-window, select-and-scatter)
 
+// The input positions one output position reads along one dimension: an
+// arithmetic progression of row-major offsets (index * stride), in window
+// order; padding and base-dilation holes are left out.
+struct WindowRun {
+  int64_t first = 0;  // offset of the first position read
+  int64_t step = 0;   // offset increment
+  int64_t count = 0;  // positions read
+};
+
 struct WindowPlan {
   DimVector out_dims;
   DimVector window;
-  // offsets[d][o]: for output position o along dimension d, the row-major
-  // input offsets (index * stride) of the window positions that hit an
-  // input element, in window order; padding and base-dilation holes are
-  // left out.
-  std::vector<std::vector<std::vector<int64_t>>> offsets;
+  // runs[d][o]: the positions output position o reads along dimension d.
+  // O(outputs) memory: a window may span the whole input.
+  std::vector<std::vector<WindowRun>> runs;
 };
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
 
 absl::StatusOr<WindowPlan> PlanWindow(const Instruction& inst,
                                       const DimVector& in_dims) {
@@ -458,17 +470,34 @@ absl::StatusOr<WindowPlan> PlanWindow(const Instruction& inst,
                           : (padded - dilated_w) / w.stride + 1;
     p.out_dims.push_back(o);
     p.window.push_back(w.size);
-    std::vector<std::vector<int64_t>> lists(o);
+    // Window position wi reads dilated position
+    // pos = oi * stride + wi * window_dilation - padding_low, an input
+    // element when pos is a multiple of base_dilation within the input.
+    // The wi that hit multiples recur every bd / gcd(wd, bd) positions.
+    const int64_t bd = w.base_dilation, wd = w.window_dilation;
+    const int64_t period = bd / std::gcd(wd, bd);
+    std::vector<WindowRun> runs(o);
     for (int64_t oi = 0; oi < o; ++oi) {
-      for (int64_t wi = 0; wi < w.size; ++wi) {
-        int64_t u = oi * w.stride + wi * w.window_dilation - w.padding_low;
-        if (u % w.base_dilation != 0) continue;
-        u /= w.base_dilation;
-        if (u < 0 || u >= in) continue;
-        lists[oi].push_back(u * strides[d]);
+      const int64_t start = oi * w.stride - w.padding_low;
+      int64_t wi0 = -1;
+      for (int64_t wi = 0; wi < std::min(w.size, period); ++wi) {
+        if (((start + wi * wd) % bd + bd) % bd == 0) {
+          wi0 = wi;
+          break;
+        }
       }
+      if (wi0 < 0) continue;
+      // u(k) = (start + (wi0 + k * period) * wd) / bd for k = 0.. while
+      // wi0 + k * period < size, kept where 0 <= u < in.
+      const int64_t u0 = (start + wi0 * wd) / bd;
+      const int64_t du = period * wd / bd;
+      const int64_t kmax = (w.size - 1 - wi0) / period;  // inclusive
+      const int64_t klo = u0 >= 0 ? 0 : FloorDiv(-u0 + du - 1, du);
+      const int64_t khi = std::min(kmax, FloorDiv(in - 1 - u0, du));
+      if (khi < klo) continue;
+      runs[oi] = {(u0 + klo * du) * strides[d], du * strides[d], khi - klo + 1};
     }
-    p.offsets.push_back(std::move(lists));
+    p.runs.push_back(std::move(runs));
   }
   return p;
 }
@@ -480,29 +509,37 @@ absl::Status ForEachWindowElement(const WindowPlan& p, const DimVector& opos,
                                   DimVector* idx, Fn&& fn) {
   const size_t rank = p.window.size();
   if (rank == 0) return fn(int64_t{0});
-  absl::InlinedVector<const std::vector<int64_t>*, 6> lists(rank);
+  absl::InlinedVector<const WindowRun*, 6> runs(rank);
   DimVector sizes(rank - 1);
   for (size_t d = 0; d < rank; ++d) {
-    lists[d] = &p.offsets[d][opos[d]];
-    if (lists[d]->empty()) return absl::OkStatus();
-    if (d + 1 < rank) sizes[d] = static_cast<int64_t>(lists[d]->size());
+    runs[d] = &p.runs[d][opos[d]];
+    if (runs[d]->count == 0) return absl::OkStatus();
+    if (d + 1 < rank) sizes[d] = runs[d]->count;
   }
   idx->assign(rank - 1, 0);
-  const std::vector<int64_t>& inner = *lists[rank - 1];
+  const WindowRun& inner = *runs[rank - 1];
   do {
     int64_t base = 0;
-    for (size_t d = 0; d + 1 < rank; ++d) base += (*lists[d])[(*idx)[d]];
-    for (int64_t off : inner) {
-      absl::Status st = fn(base + off);
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      base += runs[d]->first + (*idx)[d] * runs[d]->step;
+    }
+    int64_t off = base + inner.first;
+    for (int64_t k = 0; k < inner.count; ++k, off += inner.step) {
+      absl::Status st = fn(off);
       if (!st.ok()) return st;
     }
   } while (NextIndex(sizes, idx));
   return absl::OkStatus();
 }
 
+// Output elements between two time-limit checks of a reduce-window (one
+// output element can read the whole input).
+constexpr int64_t kPollEvery = 64;
+
 template <typename Tr, Opcode kOp>
-void FastReduceWindow(const Literal& input, const Literal& init,
-                      const WindowPlan& p, Literal* result) {
+absl::Status FastReduceWindow(const Literal& input, const Literal& init,
+                              const WindowPlan& p, Literal* result,
+                              KernelContext& ctx) {
   using C = typename Tr::C;
   using S = typename Tr::S;
   const S* in = reinterpret_cast<const S*>(input.data());
@@ -519,9 +556,13 @@ void FastReduceWindow(const Literal& input, const Literal& init,
         return absl::OkStatus();
       });
       out[o++] = acc;
+      if (o % kPollEvery == 0) {
+        if (absl::Status st = ctx.Poll(); !st.ok()) return st;
+      }
     } while (NextIndex(p.out_dims, &opos));
   }
   StoreAll<Tr>(out, result);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -619,11 +660,13 @@ absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst,
   const PrimitiveType t = in_shape.element_type();
   if (n == 1 && (*fn)->binary_opcode().has_value() &&
       operands[1]->shape().element_type() == t) {
+    absl::Status st;
     const bool done =
         DispatchFast(t, *(*fn)->binary_opcode(), [&](auto tr, auto op) {
-          FastReduceWindow<decltype(tr), decltype(op)::value>(
-              *operands[0], *operands[1], *plan, &results[0]);
+          st = FastReduceWindow<decltype(tr), decltype(op)::value>(
+              *operands[0], *operands[1], *plan, &results[0], ctx);
         });
+    if (!st.ok()) return st;
     if (done) return PackResults(inst.shape(), std::move(results));
   }
 
@@ -654,6 +697,9 @@ absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst,
         });
     if (!st.ok()) return st;
     ++o;
+    if (o % kPollEvery == 0) {
+      if (absl::Status p = ctx.Poll(); !p.ok()) return p;
+    }
   } while (NextIndex(plan->out_dims, &opos));
   return PackResults(inst.shape(), std::move(results));
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -374,6 +375,85 @@ TEST(ReduceWindowTest, WindowDilationAndStride) {
   auto r = ReduceBoth(h, {&a, &zero}, EvalReduceWindow);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Values(*r), (std::vector<double>{1 + 4, 3 + 6}));
+}
+
+// Random 2-D windows (sizes, strides, padding, base and window dilation)
+// against a direct evaluation of the definition: position
+// o * stride + w * window_dilation - padding_low of the dilated, padded
+// input, an element when it is a multiple of base_dilation inside it.
+TEST(ReduceWindowTest, RandomWindowsMatchTheDefinition) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t in[2] = {pick(1, 7), pick(1, 7)};
+    int64_t size[2], stride[2], lo[2], hi[2], bd[2], wd[2], out[2];
+    std::string window = "size=";
+    std::string parts[6];
+    for (int d = 0; d < 2; ++d) {
+      size[d] = pick(1, 5);
+      stride[d] = pick(1, 3);
+      lo[d] = pick(0, 4);
+      hi[d] = pick(0, 4);
+      bd[d] = pick(1, 3);
+      wd[d] = pick(1, 3);
+      const int64_t padded = (in[d] - 1) * bd[d] + 1 + lo[d] + hi[d];
+      const int64_t span = (size[d] - 1) * wd[d] + 1;
+      out[d] = padded < span ? 0 : (padded - span) / stride[d] + 1;
+    }
+    if (out[0] == 0 || out[1] == 0) continue;
+    auto pair = [](int64_t a, int64_t b) {
+      return std::to_string(a) + "x" + std::to_string(b);
+    };
+    window = "size=" + pair(size[0], size[1]) +
+             " stride=" + pair(stride[0], stride[1]) +
+             " pad=" + std::to_string(lo[0]) + "_" + std::to_string(hi[0]) +
+             "x" + std::to_string(lo[1]) + "_" + std::to_string(hi[1]) +
+             " lhs_dilate=" + pair(bd[0], bd[1]) +
+             " rhs_dilate=" + pair(wd[0], wd[1]);
+    const std::string shape_in = pair(in[0], in[1]);
+    Hlo h("a = f32[" + std::to_string(in[0]) + "," + std::to_string(in[1]) +
+          "] parameter(0)\n  z = f32[] parameter(1)\n  ROOT r = f32[" +
+          std::to_string(out[0]) + "," + std::to_string(out[1]) +
+          "] reduce-window(a, z), window={" + window + "}, to_apply=add");
+    std::vector<double> values;
+    for (int64_t i = 0; i < in[0] * in[1]; ++i) {
+      values.push_back(static_cast<double>(1 << (i % 20)));
+    }
+    std::vector<double> want;
+    int64_t reads = 0;
+    for (int64_t o0 = 0; o0 < out[0]; ++o0) {
+      for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+        double sum = 0;
+        for (int64_t w0 = 0; w0 < size[0]; ++w0) {
+          for (int64_t w1 = 0; w1 < size[1]; ++w1) {
+            const int64_t p0 = o0 * stride[0] + w0 * wd[0] - lo[0];
+            const int64_t p1 = o1 * stride[1] + w1 * wd[1] - lo[1];
+            if (p0 < 0 || p1 < 0 || p0 % bd[0] != 0 || p1 % bd[1] != 0) {
+              continue;
+            }
+            const int64_t i0 = p0 / bd[0], i1 = p1 / bd[1];
+            if (i0 >= in[0] || i1 >= in[1]) continue;
+            sum += values[i0 * in[1] + i1];
+            ++reads;
+          }
+        }
+        want.push_back(sum);
+      }
+    }
+    if (reads == 0)
+      continue;  // only padding and holes (ReduceBoth
+                 // expects calls)
+    Literal a = Make(PrimitiveType::kF32, {in[0], in[1]}, values);
+    Literal zero = Scalar(PrimitiveType::kF32, 0);
+    auto r = ReduceBoth(h, {&a, &zero}, EvalReduceWindow);
+    ASSERT_TRUE(r.ok()) << window << ": " << r.status();
+    EXPECT_EQ(Values(*r), want) << window << " on " << shape_in;
+    ++checked;
+  }
+  EXPECT_GT(checked, 150);
 }
 
 TEST(ReduceWindowTest, MaxPool2D) {
