@@ -168,6 +168,36 @@ absl::Status PruneAfterApply(Module* module,
   return absl::OkStatus();
 }
 
+namespace {
+
+// True when `a` and `b` are certainly not structural copies: their own
+// attributes differ, or those of operands up to `depth` levels down (the
+// same operand on both sides is equal). False means "maybe equal".
+bool SurelyDifferent(const Instruction* a, const Instruction* b, int depth) {
+  if (a == b) return false;
+  if (a->opcode() != b->opcode() || a->operand_count() != b->operand_count() ||
+      a->int_attr() != b->int_attr() || a->fusion_kind() != b->fusion_kind() ||
+      a->shape() != b->shape()) {
+    return true;
+  }
+  const auto& ca = a->called_computations();
+  const auto& cb = b->called_computations();
+  if (ca.size() != cb.size()) return true;
+  for (size_t i = 0; i < ca.size(); ++i) {
+    if (ca[i] != cb[i] &&
+        ca[i]->instruction_count() != cb[i]->instruction_count()) {
+      return true;
+    }
+  }
+  if (depth == 0) return false;
+  for (int64_t k = 0; k < a->operand_count(); ++k) {
+    if (SurelyDifferent(a->operand(k), b->operand(k), depth - 1)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
                                           std::span<const int64_t> decisions) {
   return ApplyDecisions(module, decisions, AlternativeNodes(*module));
@@ -196,18 +226,16 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
   // before the dry run would tell. The live graph is the original one
   // unless a candidate taken stays alive after pruning (one taken for a
   // user that was itself replaced dies with it) or pruning dropped unused
-  // fusion parameters. A live candidate whose opcode, shape or operand count differs from
-  // its original changes the graph for sure; a live look-alike needs the
-  // module hashed, as the originals and as decided.
+  // fusion parameters. A live candidate that surely differs from its
+  // original (SurelyDifferent) changes the graph; a live look-alike needs
+  // the module hashed, as the originals and as decided.
   absl::flat_hash_map<const Instruction*, bool> taken;  // -> look-alike
   bool any_look_alike = false;
   for (size_t j = 0; j < nodes.size(); ++j) {
     if (decisions[j] == 0) continue;
     const Instruction* o = nodes[j]->operand(0);
     const Instruction* c = nodes[j]->operand(decisions[j]);
-    const bool alike = c->opcode() == o->opcode() &&
-                       c->operand_count() == o->operand_count() &&
-                       c->shape() == o->shape();
+    const bool alike = !SurelyDifferent(c, o, /*depth=*/3);
     auto [it, inserted] = taken.try_emplace(c, alike);
     if (!inserted) it->second = it->second && alike;
     any_look_alike |= alike;
