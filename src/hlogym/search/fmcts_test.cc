@@ -390,9 +390,11 @@ TEST(Fmcts, PriorSteersTheSearch) {
   EXPECT_EQ(calls, 1);  // the root only: every simulation keeps originals
   EXPECT_EQ(agent.stats().prior_calls, 1);
   EXPECT_EQ(agent.stats().rollouts, 0);
-  EXPECT_EQ(r->trajectory,
-            (std::vector<std::vector<int64_t>>{std::vector<int64_t>(7, 0)}));
-  EXPECT_EQ(r->best_seconds, original_seconds);
+  // The tree followed the prior: it committed "keep every original". The
+  // result is pick-first's end, priced before the search, which is faster.
+  EXPECT_EQ(agent.stats().committed_seconds, original_seconds);
+  EXPECT_EQ(r->best_seconds, PickFirstSeconds(*start));
+  EXPECT_LT(r->best_seconds, original_seconds);
   EXPECT_EQ(agent.stats().simulations_per_step, std::vector<int64_t>{8});
 
   // Without the prior, the search finds something faster.
@@ -497,6 +499,41 @@ TEST(Fmcts, TimeLimitFinishesWithTheBetterOfStoppingAndPickFirst) {
     EXPECT_EQ(d, std::vector<int64_t>(d.size(), 1));
   }
   EXPECT_TRUE(r->best->done());
+}
+
+// Pick-first's end is priced before the search and returned when the
+// search ends slower. Here a prior sends every simulation to "keep the
+// original", so the committed end is the all-original one.
+TEST(Fmcts, ReturnsPickFirstsEndWhenTheSearchEndsSlower) {
+  std::unique_ptr<Env> start = Start(kChain);
+  ASSERT_NE(start, nullptr);
+  AgentOptions o;
+  o.budget = 1;
+  o.mcts_min_budget = 1;
+  o.prior = [](const Env& env) -> absl::StatusOr<PolicyValue> {
+    PolicyValue pv;
+    for (int64_t c : env.ChoiceCounts()) {
+      std::vector<double> w(c, 0.0);
+      w[0] = 1.0;
+      pv.priors.push_back(w);
+    }
+    pv.value = 0;
+    return pv;
+  };
+  FmctsAgent agent(o);
+  absl::StatusOr<SearchResult> r = agent.Search(*start);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const double pick_first = PickFirstSeconds(*start);
+  EXPECT_EQ(agent.stats().committed_seconds, start->StopSeconds().value());
+  EXPECT_LT(pick_first, agent.stats().committed_seconds);
+  EXPECT_EQ(r->best_seconds, pick_first);
+  ASSERT_FALSE(r->trajectory.empty());
+  for (const std::vector<int64_t>& d : r->trajectory) {
+    EXPECT_EQ(d, std::vector<int64_t>(d.size(), 1));
+  }
+  uint64_t hash = 0;
+  EXPECT_EQ(Replay(*start, r->trajectory, &hash), pick_first);
+  EXPECT_EQ(hash, r->best->Hash());
 }
 
 TEST(Fmcts, DoneStartReturnsItself) {
