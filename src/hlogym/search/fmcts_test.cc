@@ -117,6 +117,20 @@ double Replay(const Env& start,
   return env->Seconds().value_or(0);
 }
 
+// A prior with all weight on `choice` at every node, and value `value`.
+PolicyValueFn PriorOn(int64_t choice, double value) {
+  return [choice, value](const Env& env) -> absl::StatusOr<PolicyValue> {
+    PolicyValue pv;
+    for (int64_t c : env.ChoiceCounts()) {
+      std::vector<double> w(c, 0.0);
+      w[choice] = 1.0;
+      pv.priors.push_back(w);
+    }
+    pv.value = value;
+    return pv;
+  };
+}
+
 // ---- Selection.
 
 TEST(FmctsSelection, PuctScoreByHand) {
@@ -457,16 +471,7 @@ TEST(Fmcts, BudgetHalvesPerCommittedStep) {
   AgentOptions o;
   o.budget = 12;
   o.mcts_min_budget = 3;
-  o.prior = [](const Env& env) -> absl::StatusOr<PolicyValue> {
-    PolicyValue pv;
-    for (int64_t c : env.ChoiceCounts()) {
-      std::vector<double> w(c, 0.0);
-      w[1] = 1.0;
-      pv.priors.push_back(w);
-    }
-    pv.value = 1e-3;  // seconds, far more than the graph takes
-    return pv;
-  };
+  o.prior = PriorOn(1, 1e-3);  // seconds, far more than the graph takes
   FmctsAgent small(o);
   r = small.Search(*long_start);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -510,16 +515,7 @@ TEST(Fmcts, ReturnsPickFirstsEndWhenTheSearchEndsSlower) {
   AgentOptions o;
   o.budget = 1;
   o.mcts_min_budget = 1;
-  o.prior = [](const Env& env) -> absl::StatusOr<PolicyValue> {
-    PolicyValue pv;
-    for (int64_t c : env.ChoiceCounts()) {
-      std::vector<double> w(c, 0.0);
-      w[0] = 1.0;
-      pv.priors.push_back(w);
-    }
-    pv.value = 0;
-    return pv;
-  };
+  o.prior = PriorOn(0, 0);
   FmctsAgent agent(o);
   absl::StatusOr<SearchResult> r = agent.Search(*start);
   ASSERT_TRUE(r.ok()) << r.status();
