@@ -262,9 +262,11 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
   stats.changed = stats.removed_fusion_parameters > 0;
   if (!taken.empty() && !stats.changed) {
     // Pruning frees instructions but allocates none, so a pointer found in
-    // the graph is a candidate that survived.
+    // the graph is a candidate that survived. A touched computation may
+    // itself be gone (a replaced while's body): only live ones are read.
     bool live_unlike = false, live_alike = false;
-    for (Computation* c : touched) {
+    for (const auto& c : module->computations()) {
+      if (!touched.contains(c.get())) continue;
       c->ForEachInstruction([&](Instruction* i) {
         auto it = taken.find(i);
         if (it == taken.end()) return;

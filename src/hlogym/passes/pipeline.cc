@@ -225,8 +225,7 @@ uint64_t PipelineRunner::PositionHash() const {
 absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
   if (!started_) {
     started_ = true;
-    frames_.push_back({pipeline_});
-    frames_.back().start_size = module_->instruction_count();
+    PushFrame(pipeline_);
   }
   // The DagHash of the module as it stands, while no pass has changed it
   // since it was computed (each dry pass needs the hash before it: most
@@ -261,8 +260,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       const Pipeline::Entry& e = entries[f.next++];
       if (!e.enabled) continue;
       if (auto* sub = dynamic_cast<Pipeline*>(e.pass.get())) {
-        frames_.push_back({sub});
-        frames_.back().start_size = module_->instruction_count();
+        PushFrame(sub);
         continue;
       }
       ++passes_run_;

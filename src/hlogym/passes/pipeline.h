@@ -142,6 +142,11 @@ class PipelineRunner {
   AugmentStats last_augment_;
   int64_t passes_run_ = 0;
   int64_t growth_stops_ = 0;
+
+  void PushFrame(Pipeline* p) {
+    frames_.push_back({p});
+    frames_.back().start_size = module_->instruction_count();
+  }
 };
 
 }  // namespace hlogym
