@@ -588,7 +588,9 @@ class DagHasher {
   std::vector<uint64_t> sorted_;           // alternatives' operand hashes
 };
 
-uint64_t DagHasher::LocalHashKnownCallees(const Instruction& inst) {
+// The local hash with each callee given by `callee_hash`.
+template <typename F>
+uint64_t LocalHashWith(const Instruction& inst, F&& callee_hash) {
   Sink h(kInstructionSeed);
   h.Add(static_cast<uint64_t>(inst.opcode()) |
         static_cast<uint64_t>(inst.comparison_direction()) << 8 |
@@ -602,15 +604,7 @@ uint64_t DagHasher::LocalHashKnownCallees(const Instruction& inst) {
   HashShape(inst.shape(), h);
   h.AddInts(inst.dimensions());
   for (const Computation* callee : inst.called_computations()) {
-    called_.insert(callee);
-    auto it = computation_hashes_.find(callee);
-    if (it != computation_hashes_.end()) {
-      h.Add(it->second);
-    } else {
-      // Not hashed yet, or a call cycle (invalid, but must not hang).
-      missing_callee_ = true;
-      h.Add(kCallCycle);
-    }
+    h.Add(callee_hash(callee));
   }
   if (inst.has_literal()) h.Add(inst.literal().Hash());
   h.AddStr(inst.backend_config());
@@ -618,6 +612,17 @@ uint64_t DagHasher::LocalHashKnownCallees(const Instruction& inst) {
   const InstructionAttrs& attrs = inst.attrs();
   h.Add(&attrs == EmptyAttrsBlock() ? EmptyAttrsHash() : HashAttrs(attrs));
   return h.value();
+}
+
+uint64_t DagHasher::LocalHashKnownCallees(const Instruction& inst) {
+  return LocalHashWith(inst, [this](const Computation* callee) {
+    called_.insert(callee);
+    auto it = computation_hashes_.find(callee);
+    if (it != computation_hashes_.end()) return it->second;
+    // Not hashed yet, or a call cycle (invalid, but must not hang).
+    missing_callee_ = true;
+    return kCallCycle;
+  });
 }
 
 template <typename F>
@@ -900,20 +905,19 @@ uint64_t InstructionHash(const Instruction& inst, int hops) {
   return hops < 0 ? hasher.ConeHash(inst) : hasher.HopsHash(inst, hops);
 }
 
+uint64_t ShallowInstructionHash(const Instruction& inst) {
+  return LocalHashWith(inst, [](const Computation* callee) {
+    const Instruction* root = callee->root_instruction();
+    return Fmix(static_cast<uint64_t>(callee->instruction_count()) ^
+                static_cast<uint64_t>(callee->num_parameters()) << 32 ^
+                (root != nullptr ? static_cast<uint64_t>(root->opcode()) << 48
+                                 : kNoRoot));
+  });
+}
+
 uint64_t LocalInstructionHash(const Instruction& inst) {
   DagHasher hasher;
   return hasher.LocalHash(inst);
-}
-
-struct LocalHashCache::Impl {
-  DagHasher hasher;
-};
-
-LocalHashCache::LocalHashCache() : impl_(std::make_unique<Impl>()) {}
-LocalHashCache::~LocalHashCache() = default;
-
-uint64_t LocalHashCache::Hash(const Instruction& inst) {
-  return impl_->hasher.LocalHash(inst);
 }
 
 }  // namespace hlogym

@@ -37,21 +37,10 @@ uint64_t InstructionHash(const Instruction& inst, int hops = -1);
 // called computations (structurally), operand count; not its operands.
 uint64_t LocalInstructionHash(const Instruction& inst);
 
-// LocalInstructionHash for many instructions, each called computation
-// hashed once. Valid while the computations it has hashed stay unchanged
-// (for one pass over a module whose callees it does not edit after use).
-class LocalHashCache {
- public:
-  LocalHashCache();
-  ~LocalHashCache();
-  LocalHashCache(const LocalHashCache&) = delete;
-  LocalHashCache& operator=(const LocalHashCache&) = delete;
-  uint64_t Hash(const Instruction& inst);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+// LocalInstructionHash with each called computation reduced to its size,
+// parameter count and root opcode: cheap (callee bodies are not walked), for
+// bucketing before an exact comparison of the callees.
+uint64_t ShallowInstructionHash(const Instruction& inst);
 
 }  // namespace hlogym
 

@@ -707,6 +707,27 @@ TEST(DagHashTest, ComputationHashIncludesCallees) {
             LocalInstructionHash(*Find(b.get(), "f")));
 }
 
+TEST(DagHashTest, ShallowHashSeesCalleeSizeAndRootOnly) {
+  auto a = BuildModule();
+  auto b = BuildModule();
+  const Instruction& fa = *Find(a.get(), "f");
+  Instruction* fb = Find(b.get(), "f");
+  EXPECT_EQ(ShallowInstructionHash(fa), ShallowInstructionHash(*fb));
+  // A change below the callee's root: invisible to the shallow hash.
+  Find(b.get(), "multiply.0")->mutable_shape()->mutable_layout()->memory_space =
+      2;
+  EXPECT_EQ(ShallowInstructionHash(fa), ShallowInstructionHash(*fb));
+  EXPECT_NE(LocalInstructionHash(fa), LocalInstructionHash(*fb));
+  // One more callee instruction, or the instruction's own attributes: seen.
+  Add(fb->called_computations()[0], Opcode::kNegate, F32({4, 8}),
+      {fb->called_computations()[0]->parameter_instruction(0)}, "extra");
+  EXPECT_NE(ShallowInstructionHash(fa), ShallowInstructionHash(*fb));
+  auto c = BuildModule();
+  Instruction* fc = Find(c.get(), "f");
+  fc->set_fusion_kind(FusionKind::kInput);
+  EXPECT_NE(ShallowInstructionHash(fa), ShallowInstructionHash(*fc));
+}
+
 TEST(DagHashTest, DeepGraphsDoNotOverflowTheStack) {
   constexpr int kDepth = 200000;
   auto m = std::make_unique<Module>("deep");

@@ -41,12 +41,15 @@ bool MustFuse(const Instruction* inst) {
 }
 
 // Equality of instructions' own values (not their operands), with called
-// computations compared structurally. Hashes are cached per instruction.
+// computations compared structurally. Hashes are cached per instruction;
+// they stand for callees by size and root only (hashing every fused body on
+// each run was most of this pass's time), so equal hashes still need
+// SameLocalValue.
 class Equivalence {
  public:
   uint64_t LocalHash(const Instruction* inst) {
     auto [it, inserted] = local_hashes_.try_emplace(inst, 0);
-    if (inserted) it->second = hasher_.Hash(*inst);
+    if (inserted) it->second = ShallowInstructionHash(*inst);
     return it->second;
   }
 
@@ -76,7 +79,8 @@ class Equivalence {
       if (!SameComputation(ca[i], cb[i])) return false;
     }
     // The rare attributes (slices, windows, dimension numbers, sharding,
-    // ...) have no equality operator; their hash is part of the local hash.
+    // ...) have no equality operator; their hash is part of the local hash
+    // (the callees, part of it too, were compared above).
     return LocalHash(a) == LocalHash(b);
   }
 
@@ -136,7 +140,6 @@ class Equivalence {
   }
 
   absl::flat_hash_map<const Instruction*, uint64_t> local_hashes_;
-  LocalHashCache hasher_;  // one per run: callee hashes shared
   absl::flat_hash_map<std::pair<const Computation*, const Computation*>, bool>
       computations_;
 };

@@ -261,5 +261,45 @@ ENTRY e {
   EXPECT_EQ(a->operand(0), a->operand(1));
 }
 
+// Two fusions whose bodies have the same size, parameters and root opcode
+// and differ only below the root: bucketed together, never merged.
+constexpr char kTwoFusions[] = R"(
+HloModule m
+fused1 {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  ROOT a = f32[4] add(e, p0)
+}
+fused2 {
+  q0 = f32[4] parameter(0)
+  l = f32[4] OP(q0)
+  ROOT b = f32[4] add(l, q0)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f1 = f32[4] fusion(p), kind=kLoop, calls=fused1
+  f2 = f32[4] fusion(p), kind=kLoop, calls=fused2
+  ROOT d = f32[4] subtract(f1, f2)
+}
+)";
+
+TEST(HloCseTest, KeepsFusionsThatDifferBelowTheRoot) {
+  HloCse cse;
+  std::string text = kTwoFusions;
+  text.replace(text.find("OP"), 2, "log");
+  ExpectNoRewrite(cse, text);
+}
+
+TEST(HloCseTest, MergesFusionsWithEqualBodies) {
+  HloCse cse;
+  std::string text = kTwoFusions;
+  text.replace(text.find("OP"), 2, "exponential");
+  test::RewriteResult r = ExpectRewrite(cse, text);
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->name(), "f1");
+}
+
 }  // namespace
 }  // namespace hlogym
