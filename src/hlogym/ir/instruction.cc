@@ -16,7 +16,9 @@ const InstructionAttrs& EmptyAttrs() {
 
 }  // namespace
 
-Instruction::Instruction(Opcode opcode, Shape shape)
+Instruction::Instruction(Opcode opcode, const Shape& shape)
+    : opcode_(opcode), shape_(shape) {}
+Instruction::Instruction(Opcode opcode, Shape&& shape)
     : opcode_(opcode), shape_(std::move(shape)) {}
 
 bool Instruction::IsUserOf(const Instruction* producer) const {

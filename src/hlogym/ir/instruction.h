@@ -31,7 +31,10 @@ using InstructionVector = absl::InlinedVector<Instruction*, 2>;
 // that cloning a module shares them instead of copying strings and vectors.
 class Instruction {
  public:
-  Instruction(Opcode opcode, Shape shape);
+  // Two overloads rather than one by value: a shape passed by value is
+  // copied and then moved, and moving inline dimensions copies them again.
+  Instruction(Opcode opcode, const Shape& shape);
+  Instruction(Opcode opcode, Shape&& shape);
   Instruction(const Instruction&) = delete;
   Instruction& operator=(const Instruction&) = delete;
 

@@ -12,20 +12,22 @@ namespace hlogym {
 namespace {
 
 // Splits "add.12" into ("add", 12); names without a numeric suffix give 0.
+// One backward pass: this runs for every instruction a fusion clones.
 std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
-  size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos || dot + 1 == name.size()) {
+  size_t k = name.size();
+  while (k > 0 && absl::ascii_isdigit(name[k - 1])) --k;
+  const size_t digits = name.size() - k;
+  if (digits == 0 || k == 0 || name[k - 1] != '.') {
     return {name, 0};  // "add" behaves like "add.0": the next is "add.1"
   }
-  int64_t n;
-  std::string_view digits = name.substr(dot + 1);
-  if (!std::all_of(digits.begin(), digits.end(),
-                   [](char c) { return absl::ascii_isdigit(c); }) ||
-      std::from_chars(digits.data(), digits.data() + digits.size(), n).ec !=
-          std::errc()) {
+  int64_t n = 0;
+  if (digits <= 18) {  // cannot overflow
+    for (size_t d = k; d < name.size(); ++d) n = n * 10 + (name[d] - '0');
+  } else if (std::from_chars(name.data() + k, name.data() + name.size(), n)
+                 .ec != std::errc()) {
     return {name, 0};
   }
-  return {name.substr(0, dot), n};
+  return {name.substr(0, k - 1), n};
 }
 
 // A name based on `base` that `names` does not hold yet, recorded there.

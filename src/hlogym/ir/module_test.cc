@@ -284,6 +284,30 @@ TEST(ModuleTest, UniqueNames) {
   EXPECT_EQ(m->UniqueComputationName("other"), "other");
 }
 
+TEST(ModuleTest, UniqueNamesOddSuffixes) {
+  auto m = Parse(kModule);
+  // Only digits after the last dot are a suffix; anything else is a stem.
+  EXPECT_EQ(m->UniqueInstructionName("a.b.2"), "a.b.2");
+  EXPECT_EQ(m->UniqueInstructionName("a.b"), "a.b");
+  EXPECT_EQ(m->UniqueInstructionName("a.b"), "a.b.3");
+  EXPECT_EQ(m->UniqueInstructionName("x."), "x.");
+  EXPECT_EQ(m->UniqueInstructionName("x."), "x..1");
+  EXPECT_EQ(m->UniqueInstructionName("y.2z"), "y.2z");
+  EXPECT_EQ(m->UniqueInstructionName("y.2z"), "y.2z.1");
+  EXPECT_EQ(m->UniqueInstructionName(".5"), ".5");
+  EXPECT_EQ(m->UniqueInstructionName(".5"), ".6");
+  EXPECT_EQ(m->UniqueInstructionName("z.007"), "z.007");
+  EXPECT_EQ(m->UniqueInstructionName("z.3"), "z.8");
+  // 18 digits are read exactly; a suffix past int64 is part of the stem.
+  EXPECT_EQ(m->UniqueInstructionName("w.123456789012345678"),
+            "w.123456789012345678");
+  EXPECT_EQ(m->UniqueInstructionName("w.1"), "w.123456789012345679");
+  EXPECT_EQ(m->UniqueInstructionName("v.99999999999999999999"),
+            "v.99999999999999999999");
+  EXPECT_EQ(m->UniqueInstructionName("v.99999999999999999999"),
+            "v.99999999999999999999.1");
+}
+
 TEST(ModuleTest, RemoveComputations) {
   auto m = Parse(kModule);
   Computation* sum = m->FindComputation("sum");

@@ -313,32 +313,47 @@ class FusionBuilder {
         info.whole = Add(std::move(clone));
         continue;
       }
-      // Inline the member fusion's body.
+      // Inline the member fusion's body. Its instructions' scratch fields
+      // (which the post-order overwrites anyway) hold their positions in
+      // the post-order, which index their clones.
       const Computation* body = m->fused_computation();
-      absl::flat_hash_map<const Instruction*, Instruction*> map;
-      for (int64_t p = 0; p < body->num_parameters(); ++p) {
-        if (p < static_cast<int64_t>(ops.size())) {
-          map[body->parameter_instruction(p)] = ops[p];
+      const std::vector<Instruction*> order = body->MakeInstructionPostOrder();
+      std::vector<Instruction*>& clones = body_clones_;
+      clones.assign(order.size(), nullptr);
+      for (size_t k = 0; k < order.size(); ++k) {
+        order[k]->scratch = static_cast<int64_t>(k);
+        if (order[k]->opcode() == Opcode::kParameter &&
+            order[k]->int_attr() >= 0 &&
+            order[k]->int_attr() < static_cast<int64_t>(ops.size()) &&
+            order[k] == body->parameter_instruction(order[k]->int_attr())) {
+          clones[k] = ops[order[k]->int_attr()];
         }
       }
-      for (Instruction* inner : body->MakeInstructionPostOrder()) {
+      std::vector<Instruction*> inner_ops;
+      for (size_t k = 0; k < order.size(); ++k) {
+        Instruction* inner = order[k];
         if (inner->opcode() == Opcode::kParameter) continue;
-        std::vector<Instruction*> inner_ops;
-        inner_ops.reserve(inner->operand_count());
+        inner_ops.clear();
         for (Instruction* o : inner->operands()) {
-          auto it = map.find(o);
-          if (it == map.end()) {
+          Instruction* v = o->parent() == body ? clones[o->scratch] : nullptr;
+          if (v == nullptr) {
             return absl::InternalError(
                 StrCat("fused computation '", body->name(),
                        "' is malformed at '", inner->name(), "'"));
           }
-          inner_ops.push_back(it->second);
+          inner_ops.push_back(v);
         }
         auto clone = inner->CloneWithNewOperands(inner_ops);
         clone->set_name(module_->UniqueInstructionName(inner->name()));
-        map[inner] = Add(std::move(clone));
+        clones[k] = Add(std::move(clone));
       }
-      info.whole = map.at(body->root_instruction());
+      const Instruction* root = body->root_instruction();
+      if (root == nullptr || root->parent() != body ||
+          clones[root->scratch] == nullptr) {
+        return absl::InternalError(StrCat("fused computation '", body->name(),
+                                          "' has no usable root"));
+      }
+      info.whole = clones[root->scratch];
     }
     return absl::OkStatus();
   }
@@ -601,6 +616,7 @@ class FusionBuilder {
   std::vector<Instruction*> members_;
   SmallMap<int64_t> index_;
   SmallMap<size_t> member_pos_;
+  std::vector<Instruction*> body_clones_;  // CloneMembers: by body position
   std::vector<MemberInfo> infos_;
   std::unique_ptr<Computation> fused_;
   SmallMap<Instruction*> params_;

@@ -172,16 +172,17 @@ bool HasUse(const Instruction* inst) {
 }
 
 // Step 1: identical constants (same shape, layout included, and value).
-absl::StatusOr<bool> CombineConstants(Computation* c, Rewriter& rw,
-                                      Equivalence& eq) {
+absl::StatusOr<bool> CombineConstants(
+    const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
+    Equivalence& eq) {
   bool changed = false;
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
       seen;
   std::vector<std::pair<int64_t, Instruction*>> constants;
-  for (Instruction* i : c->MakeInstructionPostOrder()) {
+  for (auto [id, i] : order) {
     if (i->opcode() == Opcode::kConstant && i->has_literal() &&
         !i->literal().is_unknown() && !HasControlEdges(i) && HasUse(i)) {
-      constants.push_back({i->unique_id(), i});
+      constants.push_back({id, i});
     }
   }
   for (auto [id, inst] : constants) {
@@ -231,16 +232,15 @@ bool Skip(const Instruction* inst) {
 }
 
 // Step 2: post-order, each instruction against the earlier ones.
+// `order` is the post-order from before step 1: merging constants (leaves)
+// leaves the order of the other instructions as it was, and a constant
+// removed since is skipped by id before it is read.
 absl::StatusOr<bool> CombineInstructions(
-    Computation* c, Rewriter& rw, Equivalence& eq,
-    const absl::flat_hash_set<const Instruction*>& carriers) {
+    const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
+    Equivalence& eq, const absl::flat_hash_set<const Instruction*>& carriers) {
   bool changed = false;
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
       seen;
-  std::vector<std::pair<int64_t, Instruction*>> order;
-  for (Instruction* i : c->MakeInstructionPostOrder()) {
-    order.push_back({i->unique_id(), i});
-  }
   for (auto [id, inst] : order) {
     if (rw.IsRemoved(id) || !HasUse(inst) || Skip(inst) ||
         carriers.contains(inst)) {
@@ -276,11 +276,16 @@ absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
       AsyncComputations(*module);
   absl::flat_hash_set<const Instruction*> carriers;
   if (rw.dry()) carriers = AsyncCarriers(*module);
+  std::vector<std::pair<int64_t, Instruction*>> order;
   for (Computation* c : module->MakeComputationPostOrder()) {
     if (async.contains(c)) continue;
-    HLOGYM_ASSIGN_OR_RETURN(bool constants, CombineConstants(c, rw, eq));
+    order.clear();
+    for (Instruction* i : c->MakeInstructionPostOrder()) {
+      order.push_back({i->unique_id(), i});
+    }
+    HLOGYM_ASSIGN_OR_RETURN(bool constants, CombineConstants(order, rw, eq));
     HLOGYM_ASSIGN_OR_RETURN(bool instructions,
-                            CombineInstructions(c, rw, eq, carriers));
+                            CombineInstructions(order, rw, eq, carriers));
     changed |= constants || instructions;
   }
   return changed;

@@ -144,6 +144,14 @@ bool MayRemove(const Instruction* inst) {
 // Removes the dead instructions of `c`: no users, not the root, removable,
 // and (transitively) those whose users are all dead.
 absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
+  // Every dead set holds an instruction without users: without one, there
+  // is nothing to do (the common case, cheaper than the post-order).
+  bool any_unused = false;
+  c->ForEachInstruction([&](const Instruction* i) {
+    any_unused = any_unused || (i->user_count() == 0 &&
+                                i != c->root_instruction() && MayRemove(i));
+  });
+  if (!any_unused) return false;
   std::vector<Instruction*> po = c->MakeInstructionPostOrder();
   absl::flat_hash_set<const Instruction*> dead;
   std::vector<Instruction*> dead_order;  // users before operands
