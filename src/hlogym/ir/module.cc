@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "hlogym/ir/str_util.h"
@@ -126,19 +127,43 @@ absl::Status Module::RemoveComputation(Computation* c) {
 int64_t Module::RemoveComputationsIfUncalled(
     const absl::flat_hash_set<const Computation*>& candidates) {
   if (candidates.empty()) return 0;
-  absl::flat_hash_set<const Computation*> called;
+  // Call sites of each candidate still in the module, counted in one scan;
+  // removing a candidate uncounts its own calls, which can free more.
+  absl::flat_hash_map<const Computation*, int64_t> calls;
+  for (const auto& c : computations_) {
+    if (c.get() != entry_ && candidates.contains(c.get())) {
+      calls.try_emplace(c.get(), 0);
+    }
+  }
+  if (calls.empty()) return 0;
   for (const auto& c : computations_) {
     c->ForEachInstruction([&](Instruction* i) {
       for (Computation* callee : i->called_computations()) {
-        if (candidates.contains(callee)) called.insert(callee);
+        auto it = calls.find(callee);
+        if (it != calls.end()) ++it->second;
       }
     });
   }
+  std::vector<const Computation*> stack;
+  for (const auto& [c, n] : calls) {
+    if (n == 0) stack.push_back(c);
+  }
+  absl::flat_hash_set<const Computation*> doomed;
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    doomed.insert(c);
+    c->ForEachInstruction([&](Instruction* i) {
+      for (Computation* callee : i->called_computations()) {
+        auto it = calls.find(callee);
+        if (it != calls.end() && --it->second == 0) stack.push_back(callee);
+      }
+    });
+  }
+  if (doomed.empty()) return 0;
   const size_t before = computations_.size();
-  std::erase_if(computations_, [&](const auto& p) {
-    return p.get() != entry_ && candidates.contains(p.get()) &&
-           !called.contains(p.get());
-  });
+  std::erase_if(computations_,
+                [&](const auto& p) { return doomed.contains(p.get()); });
   return static_cast<int64_t>(before - computations_.size());
 }
 

@@ -75,8 +75,9 @@ class Module {
   absl::Status RemoveComputation(Computation* c);
   // Removes computations unreachable from the entry through calls.
   int64_t RemoveUnusedComputations();
-  // Removes those of `candidates` that no instruction calls (one scan of
-  // the module however many candidates). Returns the number removed.
+  // Removes those of `candidates` that no instruction calls, then those
+  // that only removed ones called, and so on (one scan of the module
+  // however many candidates). Returns the number removed.
   int64_t RemoveComputationsIfUncalled(
       const absl::flat_hash_set<const Computation*>& candidates);
 

@@ -324,5 +324,62 @@ TEST(ModuleTest, RemoveComputations) {
   EXPECT_TRUE(callers.empty());
 }
 
+// Dead code: `outer` calls `inner` (twice), `inner` calls `leaf`; `kept` is
+// called by `orphan`, which nothing calls.
+constexpr char kCallChain[] = R"(
+HloModule chain
+leaf {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+inner {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=leaf
+}
+outer {
+  y = f32[4] parameter(0)
+  c1 = f32[] call(y), to_apply=inner
+  c2 = f32[] call(y), to_apply=inner
+  ROOT m = f32[] multiply(c1, c2)
+}
+kept {
+  k = f32[] parameter(0)
+  ROOT n = f32[] negate(k)
+}
+orphan {
+  o = f32[] parameter(0)
+  ROOT q = f32[] call(o), to_apply=kept
+}
+ENTRY e {
+  ROOT p = f32[4] parameter(0)
+}
+)";
+
+TEST(ModuleTest, RemoveComputationsIfUncalledFollowsCalls) {
+  auto m = Parse(kCallChain);
+  auto set = [&](std::initializer_list<const char*> names) {
+    absl::flat_hash_set<const Computation*> s;
+    for (const char* n : names) s.insert(m->FindComputation(n));
+    return s;
+  };
+  // Called by something that stays: nothing goes.
+  EXPECT_EQ(m->RemoveComputationsIfUncalled(set({"inner", "leaf", "kept"})), 0);
+  EXPECT_EQ(m->RemoveComputationsIfUncalled(set({"e"})), 0);  // the entry
+  // `outer` goes, then `inner` (both its calls gone), then `leaf`.
+  EXPECT_EQ(
+      m->RemoveComputationsIfUncalled(set({"outer", "inner", "leaf", "kept"})),
+      3);
+  EXPECT_EQ(m->FindComputation("outer"), nullptr);
+  EXPECT_EQ(m->FindComputation("leaf"), nullptr);
+  EXPECT_NE(m->FindComputation("kept"), nullptr);
+  EXPECT_EQ(m->computation_count(), 3);
+  // A removed caller frees only candidates.
+  EXPECT_EQ(m->RemoveComputationsIfUncalled(set({"orphan"})), 1);
+  EXPECT_NE(m->FindComputation("kept"), nullptr);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
 }  // namespace
 }  // namespace hlogym

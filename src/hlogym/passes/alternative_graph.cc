@@ -162,9 +162,7 @@ absl::Status PruneAfterApply(Module* module,
   for (const Computation* c : before) {
     if (!now.contains(c)) gone.insert(c);
   }
-  while (int64_t n = module->RemoveComputationsIfUncalled(gone)) {
-    stats->removed_computations += n;
-  }
+  stats->removed_computations += module->RemoveComputationsIfUncalled(gone);
   return absl::OkStatus();
 }
 

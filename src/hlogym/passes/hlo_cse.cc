@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
@@ -146,9 +147,9 @@ class Equivalence {
 
 // Operands in the order used for hashing and comparing: sorted by id for
 // commutative binary ops.
-std::vector<const Instruction*> KeyOperands(const Instruction* inst) {
-  std::vector<const Instruction*> ops(inst->operands().begin(),
-                                      inst->operands().end());
+using OperandList = absl::InlinedVector<const Instruction*, 4>;
+OperandList KeyOperands(const Instruction* inst) {
+  OperandList ops(inst->operands().begin(), inst->operands().end());
   if (IsCommutative(inst->opcode()) && ops.size() == 2 &&
       ops[1]->unique_id() < ops[0]->unique_id()) {
     std::swap(ops[0], ops[1]);
@@ -164,6 +165,10 @@ uint64_t KeyHash(Equivalence& eq, const Instruction* inst) {
   return h;
 }
 
+// Instructions seen so far, by hash (buckets rarely hold more than one).
+using Buckets = absl::flat_hash_map<
+    uint64_t, absl::InlinedVector<std::pair<int64_t, Instruction*>, 1>>;
+
 // Dead instructions are left to DCE: they are neither merged nor kept as
 // the instruction others merge into (a dry run would make them live, and
 // choosing the originals would then prune them).
@@ -176,8 +181,7 @@ absl::StatusOr<bool> CombineConstants(
     const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
     Equivalence& eq) {
   bool changed = false;
-  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
-      seen;
+  Buckets seen;
   std::vector<std::pair<int64_t, Instruction*>> constants;
   for (auto [id, i] : order) {
     if (i->opcode() == Opcode::kConstant && i->has_literal() &&
@@ -239,14 +243,13 @@ absl::StatusOr<bool> CombineInstructions(
     const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
     Equivalence& eq, const absl::flat_hash_set<const Instruction*>& carriers) {
   bool changed = false;
-  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, Instruction*>>>
-      seen;
+  Buckets seen;
   for (auto [id, inst] : order) {
     if (rw.IsRemoved(id) || !HasUse(inst) || Skip(inst) ||
         carriers.contains(inst)) {
       continue;
     }
-    const std::vector<const Instruction*> ops = KeyOperands(inst);
+    const OperandList ops = KeyOperands(inst);
     auto& bucket = seen[KeyHash(eq, inst)];
     Instruction* match = nullptr;
     for (auto [rid, rep] : bucket) {

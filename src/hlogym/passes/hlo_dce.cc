@@ -86,27 +86,8 @@ absl::flat_hash_set<const Computation*> CalledComputations(
 absl::StatusOr<bool> RemoveNewlyUncalledComputations(
     Module* module,
     const absl::flat_hash_set<const Computation*>& called_before) {
-  // One linear removal per round (removing computations one at a time
-  // rescans the module each time: quadratic when thousands of fusion
-  // candidates die at once). A round can leave the callees of what it
-  // removed uncalled, hence the loop.
-  bool changed = false;
-  while (true) {
-    absl::flat_hash_set<const Computation*> called =
-        CalledComputations(*module);
-    absl::flat_hash_set<const Computation*> doomed;
-    for (const auto& c : module->computations()) {
-      if (c.get() != module->entry_computation() &&
-          called_before.contains(c.get()) && !called.contains(c.get())) {
-        doomed.insert(c.get());
-      }
-    }
-    if (doomed.empty() || module->RemoveComputationsIfUncalled(doomed) == 0) {
-      break;
-    }
-    changed = true;
-  }
-  return changed;
+  // Those called before and not now, then their callees left uncalled.
+  return module->RemoveComputationsIfUncalled(called_before) > 0;
 }
 
 namespace {

@@ -281,19 +281,16 @@ absl::StatusOr<AugmentStats> Rewriter::Finish() {
     }
   }
   HLOGYM_RETURN_IF_ERROR(RemoveUncalledAddedComputations());
-  while (module_->RemoveComputationsIfUncalled(orphan_candidates_) > 0) {
-  }
+  module_->RemoveComputationsIfUncalled(orphan_candidates_);
   return AugmentStats{};
 }
 
 absl::Status Rewriter::RemoveUncalledAddedComputations() {
   // Only computations this run added: uncalled ones the input already had
-  // are part of its value. Repeated for computations only removed ones
-  // called; each round is one scan of the module.
+  // are part of its value.
   absl::flat_hash_set<const Computation*> candidates(
       added_computations_.begin(), added_computations_.end());
-  while (module_->RemoveComputationsIfUncalled(candidates) > 0) {
-  }
+  module_->RemoveComputationsIfUncalled(candidates);
   added_computations_.clear();
   return absl::OkStatus();
 }
