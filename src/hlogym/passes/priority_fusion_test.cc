@@ -642,7 +642,11 @@ TEST(PriorityFusion, LargestCorpusModuleIsFast) {
             << pass.stats().constant_fusions << " constants), "
             << (*m)->instruction_count() << " instructions after, in "
             << cpu_seconds << " s CPU (" << seconds << " s wall)\n";
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+  std::cout << "time not checked: sanitized or unoptimised build\n";
+#else
   EXPECT_LT(cpu_seconds, 3);
+#endif
   EXPECT_TRUE(VerifyModule(**m).ok()) << VerifyModule(**m);
 }
 
