@@ -42,6 +42,13 @@ constexpr int64_t kMaxWhileIterations = 200000;
 // time, so generous: CI runs other tests beside this one on its 2 cores,
 // and 60 s failed a module there.
 constexpr double kTimeLimitSeconds = 300;
+// Sanitized and unoptimised builds run several times slower: there a run
+// that reaches the time limit is reported, not failed (make check-full).
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+constexpr bool kTimingMeaningful = false;
+#else
+constexpr bool kTimingMeaningful = true;
+#endif
 
 int64_t ArrayBytes(const Shape& s) {
   if (s.IsTuple()) {
@@ -260,7 +267,13 @@ TEST(InterpreterCorpus, RunsEligibleModules) {
         ++ran;
         if (listed) stale.push_back(key);
       } else if (!listed) {
-        unexpected.push_back(key + ": " + message);
+        if (!kTimingMeaningful &&
+            message.find("exceeded its time limit") != std::string::npos) {
+          std::printf("SLOW (sanitized or unoptimised build) %s: %s\n",
+                      key.c_str(), message.c_str());
+        } else {
+          unexpected.push_back(key + ": " + message);
+        }
       } else if (verbose) {
         std::printf("LISTED %s: %s\n", key.c_str(), message.c_str());
       }
