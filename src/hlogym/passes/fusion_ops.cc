@@ -322,12 +322,12 @@ class FusionBuilder {
       clones.assign(order.size(), nullptr);
       for (size_t k = 0; k < order.size(); ++k) {
         order[k]->scratch = static_cast<int64_t>(k);
-        if (order[k]->opcode() == Opcode::kParameter &&
-            order[k]->int_attr() >= 0 &&
-            order[k]->int_attr() < static_cast<int64_t>(ops.size()) &&
-            order[k] == body->parameter_instruction(order[k]->int_attr())) {
-          clones[k] = ops[order[k]->int_attr()];
-        }
+      }
+      for (int64_t p = 0;
+           p < body->num_parameters() && p < static_cast<int64_t>(ops.size());
+           ++p) {
+        const Instruction* param = body->parameter_instruction(p);
+        if (param != nullptr) clones[param->scratch] = ops[p];
       }
       std::vector<Instruction*> inner_ops;
       for (size_t k = 0; k < order.size(); ++k) {
