@@ -1,8 +1,13 @@
 #include "hlogym/passes/general_fusion.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/passes/alternative_graph.h"
@@ -76,12 +81,98 @@ bool CreatesCycle(const Instruction& producer, const Instruction& consumer,
   return false;
 }
 
-absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw) {
+bool ByUniqueId(const Instruction* a, const Instruction* b) {
+  return a->unique_id() < b->unique_id();
+}
+
+bool RootIsDynamicUpdateSlice(const Instruction& inst) {
+  return inst.opcode() == Opcode::kFusion &&
+         inst.fused_computation()->root_instruction()->opcode() ==
+             Opcode::kDynamicUpdateSlice;
+}
+
+// A user of a shared value that may join a sibling multi-output fusion.
+bool SiblingCandidate(const Instruction& inst) {
+  if (NeverFused(inst) || (inst.user_count() == 0 && !inst.IsRoot()) ||
+      !IsFusibleAsMultiOutputFusionRoot(inst) ||
+      RootIsDynamicUpdateSlice(inst) || IsNestableVariadicReduction(inst)) {
+    return false;
+  }
+  // Users of a multi-output fusion must read it through get-tuple-elements.
+  if (!inst.shape().IsTuple()) return true;
+  for (const Instruction* u : inst.users()) {
+    if (u->opcode() != Opcode::kGetTupleElement) return false;
+  }
+  return !inst.IsRoot();
+}
+
+// Proposes sibling fusions: two readers of one value that do not reach
+// each other become one multi-output fusion (the reference pass's sibling
+// step; it runs after the producer-consumer step, so those candidates come
+// first at a use). Readers are taken in unique-id order, and each is paired
+// with at most `partners` of the later readers it may fuse with (0: all of
+// them). Every pair is offered once, whichever values the two share.
+absl::StatusOr<bool> ProposeSiblingFusions(
+    const std::vector<Instruction*>& order, const ReachabilityIndex& reach,
+    int64_t partners, Rewriter& rw) {
+  bool proposed = false;
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> offered;
+  std::vector<Instruction*> siblings;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    siblings.clear();
+    for (Instruction* user : (*it)->users()) {
+      if (user->opcode() != Opcode::kGetTupleElement) {
+        siblings.push_back(user);
+        continue;
+      }
+      for (Instruction* reader : user->users()) siblings.push_back(reader);
+    }
+    if (siblings.size() < 2) continue;
+    std::sort(siblings.begin(), siblings.end(), ByUniqueId);
+    siblings.erase(std::unique(siblings.begin(), siblings.end()),
+                   siblings.end());
+    std::erase_if(siblings,
+                  [](const Instruction* s) { return !SiblingCandidate(*s); });
+    for (size_t i = 0; i < siblings.size(); ++i) {
+      int64_t found = 0;
+      for (size_t j = i + 1; j < siblings.size(); ++j) {
+        if (partners > 0 && found == partners) break;
+        Instruction* a = siblings[i];
+        Instruction* b = siblings[j];
+        if (offered.contains(std::pair(a->unique_id(), b->unique_id()))) {
+          ++found;
+          continue;
+        }
+        if (!GeneralFusion::LegalSiblings(*a, *b) || reach.IsReachable(a, b) ||
+            reach.IsReachable(b, a)) {
+          continue;
+        }
+        offered.insert(std::pair(a->unique_id(), b->unique_id()));
+        ++found;
+        const FusionKind kind = IsInputFusible(*a) || IsInputFusible(*b)
+                                    ? FusionKind::kInput
+                                    : FusionKind::kLoop;
+        absl::StatusOr<Instruction*> made = FuseSiblings(rw, a, b, kind);
+        // The fusion operations refuse before building anything: skip.
+        if (!made.ok()) {
+          if (!absl::IsInvalidArgument(made.status())) return made.status();
+          continue;
+        }
+        proposed = true;
+      }
+    }
+  }
+  return proposed;
+}
+
+absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
+                                    int64_t partners) {
   bool proposed = false;
   for (Computation* computation : GetFusibleComputations(*module)) {
     if (computation->instruction_count() < 2) continue;
     ReachabilityIndex reach(*computation);
     std::vector<Instruction*> order = computation->MakeInstructionPostOrder();
+    std::vector<Instruction*> producers;
     // Consumers from the root backwards, as the reference pass walks them.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Instruction* consumer = *it;
@@ -90,10 +181,18 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw) {
           (consumer->user_count() == 0 && !consumer->IsRoot())) {
         continue;
       }
-      absl::flat_hash_set<Instruction*> seen;
+      // Each producer once, in unique-id order as the reference pass
+      // visits them: with pick-first, that order decides which fusion of a
+      // consumer is taken.
+      producers.clear();
       for (Instruction* operand : consumer->operands()) {
         Instruction* producer = ProducerOf(operand);
-        if (producer == nullptr || !seen.insert(producer).second) continue;
+        if (producer != nullptr) producers.push_back(producer);
+      }
+      std::sort(producers.begin(), producers.end(), ByUniqueId);
+      producers.erase(std::unique(producers.begin(), producers.end()),
+                      producers.end());
+      for (Instruction* producer : producers) {
         if (!GeneralFusion::Legal(*producer, *consumer)) continue;
         if (CreatesCycle(*producer, *consumer, reach)) continue;
         // As the reference pass: a multi-output fusion where the producer
@@ -110,6 +209,11 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw) {
                                    .status());
         proposed = true;
       }
+    }
+    if (siblings) {
+      HLOGYM_ASSIGN_OR_RETURN(
+          bool more, ProposeSiblingFusions(order, reach, partners, rw));
+      proposed |= more;
     }
   }
   return proposed;
@@ -146,11 +250,64 @@ FusionDecision GeneralFusion::Legal(const Instruction& producer,
   return ProducerConsumerMergedTooLarge(producer, consumer);
 }
 
+FusionDecision GeneralFusion::LegalSiblings(const Instruction& a,
+                                            const Instruction& b) {
+  for (const Instruction* x : {&a, &b}) {
+    if (!SiblingCandidate(*x)) {
+      return FusionDecision::Forbid(
+          StrCat("'", x->name(), "' cannot be a multi-output fusion root"));
+    }
+  }
+  // Loop fusions grow into bigger loop fusions and input fusions into
+  // fusions with several reductions; a reduction does not join a loop.
+  const bool a_fusion = a.opcode() == Opcode::kFusion;
+  const bool b_fusion = b.opcode() == Opcode::kFusion;
+  if (a_fusion && b_fusion && a.fusion_kind() != b.fusion_kind()) {
+    return FusionDecision::Forbid("the fusion kinds differ");
+  }
+  if ((!a_fusion && IsInputFusibleReduction(a) && b_fusion &&
+       b.fusion_kind() == FusionKind::kLoop) ||
+      (!b_fusion && IsInputFusibleReduction(b) && a_fusion &&
+       a.fusion_kind() == FusionKind::kLoop)) {
+    return FusionDecision::Forbid("a reduction does not join a loop fusion");
+  }
+  if (FusionDecision d = ShapesCompatibleForMultiOutputFusion(a, b); !d) {
+    return d;
+  }
+  return FusionFitsInBudget(a, b, /*is_consumer_producer_fusion=*/false);
+}
+
+absl::Status GeneralFusion::SetOption(std::string_view key,
+                                      std::string_view value) {
+  if (key == "siblings") {
+    HLOGYM_ASSIGN_OR_RETURN(siblings_, ParseBoolOption(key, value));
+    return absl::OkStatus();
+  }
+  if (key == "sibling_partners") {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &n) ||
+        n < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("option 'sibling_partners' of pass 'general-fusion' must be "
+                 "a count (0: every pair), not '",
+                 value, "'"));
+    }
+    sibling_partners_ = n;
+    return absl::OkStatus();
+  }
+  return Pass::SetOption(key, value);
+}
+
+std::vector<std::string> GeneralFusion::OptionNames() const {
+  return {"siblings", "sibling_partners"};
+}
+
 absl::StatusOr<bool> GeneralFusion::RunWith(Module* module, Rewriter& rw) {
-  if (rw.dry()) return ProposeFusions(module, rw);
+  if (rw.dry()) return ProposeFusions(module, rw, siblings_, sibling_partners_);
   // Apply mode: every candidate accepted (the first one at each use).
   Rewriter dry(module, RewriteMode::kDry);
-  HLOGYM_ASSIGN_OR_RETURN(bool proposed, ProposeFusions(module, dry));
+  HLOGYM_ASSIGN_OR_RETURN(
+      bool proposed, ProposeFusions(module, dry, siblings_, sibling_partners_));
   HLOGYM_ASSIGN_OR_RETURN(AugmentStats stats, dry.Finish());
   if (!proposed || stats.alternatives == 0) return false;
   std::vector<Instruction*> nodes = AlternativeNodes(*module);

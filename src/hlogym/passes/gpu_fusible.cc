@@ -75,10 +75,6 @@ int64_t SubshapeCount(const Shape& s) {
   return n;
 }
 
-bool IsEffectiveScalar(const Shape& s) {
-  return s.IsArray() && s.ElementsIn() == 1;
-}
-
 // HloInstruction::IsFusible: the instruction may be part of a fusion at all.
 bool BaseFusible(const Instruction& inst) {
   switch (inst.opcode()) {
@@ -498,6 +494,10 @@ const Shape& LoopShape(const Instruction& hero) {
 }
 
 }  // namespace
+
+bool IsEffectiveScalar(const Shape& s) {
+  return s.IsArray() && s.ElementsIn() == 1;
+}
 
 // ---------------------------------------------------------------------------
 // Helpers.

@@ -43,6 +43,8 @@ struct FusionDecision {
 // transposes, loop fusions, width-keeping bitcasts, broadcast, concatenate,
 // dynamic-slice, dynamic-update-slice, gather, pad, reduce-window, reshape,
 // reverse, slice, transpose.
+// An array of one element (any rank).
+bool IsEffectiveScalar(const Shape& s);
 bool IsUniversallyLoopFusible(const Instruction& inst);
 // The above plus iota, constant and non-variadic reduce.
 bool IsLoopFusibleAsProducer(const Instruction& inst);

@@ -317,10 +317,6 @@ class MergingReachability {
   absl::flat_hash_map<int64_t, int> node_of_;
 };
 
-bool IsEffectiveScalar(const Shape& s) {
-  return s.IsArray() && s.ElementsIn() == 1;
-}
-
 bool HasControlEdges(const Instruction& inst) {
   return !inst.control_predecessors().empty() ||
          !inst.control_successors().empty();

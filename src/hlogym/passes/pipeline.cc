@@ -217,7 +217,8 @@ absl::StatusOr<std::unique_ptr<PipelineRunner>> PipelineRunner::Remap(
 uint64_t PipelineRunner::PositionHash() const {
   uint64_t h = absl::HashOf(started_, paused_, frames_.size());
   for (const Frame& f : frames_) {
-    h = absl::HashOf(h, f.next, f.changed_this_iteration, f.changed);
+    h = absl::HashOf(h, f.next, f.changed_this_iteration, f.changed,
+                     f.start_hash);
   }
   return h;
 }
@@ -256,6 +257,10 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
   while (!frames_.empty()) {
     Frame& f = frames_.back();
     const auto& entries = f.pipeline->entries_;
+    if (f.next == 0 && f.decision_loop && !f.start_hash) {
+      if (!known_hash) known_hash = DagHash(*module_);
+      f.start_hash = known_hash;
+    }
     if (f.next < entries.size()) {
       const Pipeline::Entry& e = entries[f.next++];
       if (!e.enabled) continue;
@@ -295,6 +300,11 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
     if (repeat && GrewTooMuch(f.start_size, module_->instruction_count())) {
       repeat = false;
       ++growth_stops_;
+    }
+    if (repeat && f.decision_loop) {
+      if (!known_hash) known_hash = DagHash(*module_);
+      repeat = *known_hash != f.start_hash;
+      f.start_hash = known_hash;
     }
     if (repeat) {
       f.next = 0;

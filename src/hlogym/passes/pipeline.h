@@ -129,6 +129,13 @@ class PipelineRunner {
     bool changed_this_iteration = false;
     bool changed = false;
     int64_t start_size = 0;  // module instructions when the loop started
+    // Decision loops (a dry pass among the entries): the DagHash when the
+    // current iteration started. A round of decisions, CSE and DCE can end
+    // where it began (one use takes one overlapping fusion, another use the
+    // other, and pruning undoes both); the loop then stops, as nothing
+    // changed.
+    std::optional<uint64_t> start_hash;
+    bool decision_loop = false;
   };
   Pipeline* pipeline_;
   Module* module_;
@@ -146,6 +153,10 @@ class PipelineRunner {
   void PushFrame(Pipeline* p) {
     frames_.push_back({p});
     frames_.back().start_size = module_->instruction_count();
+    for (const Pipeline::Entry& e : p->entries_) {
+      frames_.back().decision_loop |= e.dry && e.enabled;
+    }
+    frames_.back().decision_loop &= p->max_iterations_ > 1;
   }
 };
 

@@ -132,14 +132,24 @@ absl::Status BuildXlaGpuLegacy(Pipeline* root) {
   return AddHorizontalStage(root);
 }
 
-absl::Status BuildGeneralFusion(Pipeline* root) {
+absl::Status BuildGeneralFusionWith(Pipeline* root, bool siblings) {
   HLOGYM_RETURN_IF_ERROR(AddPreFusionStages(root));
   Pipeline* loop = root->AddPipeline("general-fusion-loop");
   loop->set_max_iterations(kMaxDecisionRounds);
-  HLOGYM_RETURN_IF_ERROR(
-      loop->AddPass("general-fusion", /*dry=*/true).status());
+  HLOGYM_RETURN_IF_ERROR(AddWithOption(loop, "general-fusion", "siblings",
+                                       siblings ? "true" : "false",
+                                       /*dry=*/true)
+                             .status());
   HLOGYM_RETURN_IF_ERROR(AddAll(loop, {"hlo-cse", "hlo-dce"}));
   return AddHorizontalStage(root);
+}
+
+absl::Status BuildGeneralFusion(Pipeline* root) {
+  return BuildGeneralFusionWith(root, /*siblings=*/true);
+}
+
+absl::Status BuildGeneralFusionVertical(Pipeline* root) {
+  return BuildGeneralFusionWith(root, /*siblings=*/false);
 }
 
 absl::Status BuildSingleFusion(Pipeline* root) {
@@ -170,9 +180,14 @@ const std::vector<Builder>& Builders() {
         "merger, multi-output fusion)"},
        BuildXlaGpuLegacy},
       {{"general-fusion",
-        "pre-fusion passes, then dry general-fusion + CSE + DCE until no "
+        "pre-fusion passes, then dry general-fusion (producer-consumer and "
+        "sibling candidates) + CSE + DCE until no "
         "alternative is left, then horizontal fusion"},
        BuildGeneralFusion},
+      {{"general-fusion-vertical",
+        "general-fusion offering producer-consumer fusions only (no sibling "
+        "candidates): a smaller decision space"},
+       BuildGeneralFusionVertical},
       {{"single-fusion",
         "pre-fusion passes, then dry instruction-fusion followed by fusion "
         "merger, multi-output fusion, CSE and DCE, until no alternative is "

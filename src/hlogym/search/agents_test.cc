@@ -23,11 +23,16 @@ using test::kChain;
 using test::kDiamond;
 constexpr std::string_view kReduce = test::kSoftmaxRow;
 
+// The producer-consumer decision pipeline: the hand-counted choices and
+// trajectories below are those of its smaller decision space (sibling
+// candidates are covered in general_fusion_siblings_test.cc and by the
+// corpus agent tests).
 std::unique_ptr<Env> Started(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
   EXPECT_TRUE(env.ok()) << env.status();
   if (!env.ok()) return nullptr;
-  absl::StatusOr<bool> paused = (*env)->StartPipeline("general-fusion");
+  absl::StatusOr<bool> paused =
+      (*env)->StartPipeline("general-fusion-vertical");
   EXPECT_TRUE(paused.ok()) << paused.status();
   EXPECT_TRUE(paused.value_or(false));
   return std::move(env).value();
@@ -333,8 +338,8 @@ TEST(Agents, TinyTimeLimitEndsWithOriginals) {
   ASSERT_TRUE(FinishWithPickFirst(*first, nullptr).ok());
   std::unique_ptr<Env> original = start->Fork();
   ASSERT_TRUE(FinishWithOriginals(*original, nullptr).ok());
-  EXPECT_EQ(beam.best_seconds, std::min(first->Seconds().value(),
-                                        original->Seconds().value()));
+  EXPECT_EQ(beam.best_seconds,
+            std::min(first->Seconds().value(), original->Seconds().value()));
   ExpectReplays(*start, beam);
 }
 

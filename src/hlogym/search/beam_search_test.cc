@@ -17,7 +17,10 @@
 namespace hlogym {
 namespace {
 
-// Small graphs with a few general-fusion alternatives at each pause.
+// Small graphs with a few general-fusion alternatives at each pause. The
+// searches run the producer-consumer pipeline (general-fusion-vertical):
+// sibling candidates multiply the joint decisions beyond what the brute
+// force can enumerate in a unit test.
 struct Graph {
   const char* name;
   std::string_view text;
@@ -85,7 +88,8 @@ std::unique_ptr<Env> Started(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
   EXPECT_TRUE(env.ok()) << env.status();
   if (!env.ok()) return nullptr;
-  absl::StatusOr<bool> paused = (*env)->StartPipeline("general-fusion");
+  absl::StatusOr<bool> paused =
+      (*env)->StartPipeline("general-fusion-vertical");
   EXPECT_TRUE(paused.ok()) << paused.status();
   EXPECT_TRUE(paused.value_or(false));
   return std::move(env).value();

@@ -78,11 +78,16 @@ std::string LongChain() {
   return text;
 }
 
+// The producer-consumer decision pipeline: the hand-counted choices and
+// trajectories below are those of its smaller decision space (sibling
+// candidates are covered in general_fusion_siblings_test.cc and by the
+// corpus agent tests).
 std::unique_ptr<Env> Start(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
   EXPECT_TRUE(env.ok()) << env.status();
   if (!env.ok()) return nullptr;
-  absl::StatusOr<bool> paused = (*env)->StartPipeline("general-fusion");
+  absl::StatusOr<bool> paused =
+      (*env)->StartPipeline("general-fusion-vertical");
   EXPECT_TRUE(paused.ok()) << paused.status();
   EXPECT_TRUE(paused.value_or(false));
   return std::move(*env);
