@@ -120,10 +120,21 @@ BENCHMARK(BM_AlgebraicFixpointLargestCorpusModule)
     ->Unit(benchmark::kMillisecond);
 
 // One dry GeneralFusion run (every legal producer-consumer fusion offered
-// as an alternative) on the 10k-instruction module.
+// as an alternative, and sibling fusions) on the 10k-instruction module.
+// Argument: sibling partners per reader (the option; 0 = every pair), -1
+// for producer-consumer candidates only.
 void BM_GeneralFusionAugment10k(benchmark::State& state) {
   const Module& base = Synthetic10k();
   GeneralFusion pass;
+  const absl::Status set =
+      state.range(0) < 0
+          ? pass.SetOption("siblings", "false")
+          : pass.SetOption("sibling_partners", std::to_string(state.range(0)));
+  if (!set.ok()) {
+    state.SkipWithError(std::string(set.message()).c_str());
+    return;
+  }
+  int64_t candidates = 0;
   int64_t alternatives = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -135,6 +146,7 @@ void BM_GeneralFusionAugment10k(benchmark::State& state) {
       break;
     }
     alternatives = s->alternatives;
+    candidates = s->candidates;
     state.PauseTiming();
     m.reset();
     state.ResumeTiming();
@@ -142,8 +154,14 @@ void BM_GeneralFusionAugment10k(benchmark::State& state) {
   state.counters["instructions"] =
       static_cast<double>(base.instruction_count());
   state.counters["alternatives"] = static_cast<double>(alternatives);
+  state.counters["candidates"] = static_cast<double>(candidates);
 }
-BENCHMARK(BM_GeneralFusionAugment10k)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GeneralFusionAugment10k)
+    ->Arg(1)
+    ->Arg(-1)
+    ->Arg(2)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond);
 
 // A whole named pipeline on the largest corpus module.
 void RunPipelineOnLargest(benchmark::State& state, const char* name) {

@@ -10,7 +10,9 @@ import hlogym
 from conftest import CHAIN, SHARED, firsts
 
 
-def started(text=SHARED, pipeline="general-fusion"):
+# The producer-consumer pipeline: the hand-counted choices below are those of
+# its decision space (general-fusion adds a sibling candidate on SHARED).
+def started(text=SHARED, pipeline="general-fusion-vertical"):
     env = hlogym.Env(text)
     assert env.start_pipeline(pipeline) is True
     return env
@@ -48,7 +50,7 @@ def test_state_errors():
         env.step([])
     with pytest.raises(hlogym.NotFoundError, match="unknown pipeline or pass 'nosuch'"):
         env.start_pipeline("nosuch")
-    env.start_pipeline("general-fusion")
+    env.start_pipeline("general-fusion-vertical")
     with pytest.raises(hlogym.FailedPreconditionError, match="paused at a decision"):
         env.run_pass("hlo-dce")
 
@@ -79,7 +81,7 @@ def test_load_text_path_and_pathlike(tmp_path):
 def test_pause_choice_counts_and_names():
     env = started()
     assert env.paused and not env.done
-    assert env.pipeline_name == "general-fusion"
+    assert env.pipeline_name == "general-fusion-vertical"
     counts = env.choice_counts()
     assert counts.dtype == np.int64
     assert counts.tolist() == [2, 2, 2, 2]
@@ -217,7 +219,7 @@ def test_fork_clone_save_load():
     assert env.hash() == f.hash()
     env.load(s)
     assert env.hash() == h0 == s.hash()
-    assert env.paused and s.paused and s.pipeline_name == "general-fusion"
+    assert env.paused and s.paused and s.pipeline_name == "general-fusion-vertical"
     env.load(s)  # any number of times
     assert env.choice_counts().tolist() == [2, 2, 2, 2]
 

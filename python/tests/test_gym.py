@@ -8,8 +8,10 @@ import hlogym
 from conftest import CHAIN, SHARED, firsts
 
 
+# The producer-consumer pipeline: the hand-counted choices below are those of
+# its decision space (general-fusion adds a sibling candidate on SHARED).
 def make(text=SHARED, **kwargs):
-    return hlogym.make("hlogym/general-fusion-v0", module=text, **kwargs)
+    return hlogym.make("hlogym/general-fusion-vertical-v0", module=text, **kwargs)
 
 
 def random_episode(env, seed):
@@ -86,7 +88,7 @@ def test_episode_end_to_end():
             env.step([0])
         # reset recovers and replays the same start.
         _, again = env.reset()
-        assert again["hash"] == hlogym.make("hlogym/general-fusion-v0", module=SHARED).reset()[1]["hash"]
+        assert again["hash"] == make(SHARED).reset()[1]["hash"]
     assert env.core is None  # closed by the context manager
 
 
@@ -308,3 +310,22 @@ def test_search_takes_the_gym_env():
     r = hlogym.search(env, "pick-first")
     assert env.state_hash == h
     assert r.best.done
+
+
+def test_general_fusion_offers_sibling_candidates():
+    # The uses of a and n by the root add the sibling fusion of a and n to
+    # the original and the producer-consumer fusion of e.
+    with hlogym.make("hlogym/general-fusion-v0", module=SHARED) as env:
+        _, info = env.reset(seed=0)
+        assert info["choice_counts"].tolist() == [2, 2, 3, 3]
+        assert env.action_space.nvec.tolist() == [2, 2, 3, 3]
+        assert info["action_mask"].tolist() == [[True, True, False], [True, True, False],
+                                                 [True, True, True], [True, True, True]]
+        terminated = False
+        steps = 0
+        while not terminated:
+            _, _, terminated, truncated, info = env.step(firsts(info["choice_counts"]))
+            assert not truncated
+            steps += 1
+        assert steps >= 1
+        assert info["seconds"] <= info["unoptimized_seconds"]

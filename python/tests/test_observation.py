@@ -100,7 +100,7 @@ def test_out_tensor_size_conventions():
 
 def test_dtypes_shapes_and_zero_copy_at_a_pause():
     env = hlogym.Env(SHARED)
-    env.start_pipeline("general-fusion")
+    env.start_pipeline("general-fusion-vertical")
     obs = env.observation()
     n = obs.num_nodes
     for name, dtype in CSR.items():

@@ -9,7 +9,7 @@ from conftest import CHAIN, SHARED, firsts
 
 def started(text=SHARED):
     env = hlogym.Env(text)
-    env.start_pipeline("general-fusion")
+    env.start_pipeline("general-fusion-vertical")
     return env
 
 
