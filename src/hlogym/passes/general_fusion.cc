@@ -85,12 +85,6 @@ bool ByUniqueId(const Instruction* a, const Instruction* b) {
   return a->unique_id() < b->unique_id();
 }
 
-bool RootIsDynamicUpdateSlice(const Instruction& inst) {
-  return inst.opcode() == Opcode::kFusion &&
-         inst.fused_computation()->root_instruction()->opcode() ==
-             Opcode::kDynamicUpdateSlice;
-}
-
 // A user of a shared value that may join a sibling multi-output fusion.
 bool SiblingCandidate(const Instruction& inst) {
   if (NeverFused(inst) || (inst.user_count() == 0 && !inst.IsRoot()) ||

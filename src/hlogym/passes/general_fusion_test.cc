@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "hlogym/cost/evaluator.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/str_util.h"
@@ -33,9 +35,10 @@ int64_t CountOpcode(const Computation& c, Opcode op) {
 }
 
 // Dry run: returns the augmented module and its statistics.
+using Options = std::vector<std::pair<std::string, std::string>>;
+
 std::pair<std::unique_ptr<Module>, AugmentStats> Augment(
-    std::string_view text,
-    std::vector<std::pair<std::string, std::string>> options = {}) {
+    std::string_view text, const Options& options = {}) {
   auto m = ParseAndVerify(text);
   GeneralFusion pass;
   for (const auto& [k, v] : options) EXPECT_TRUE(pass.SetOption(k, v).ok());
@@ -67,8 +70,8 @@ ENTRY main {
             Opcode::kAdd);
 }
 
-TEST(GeneralFusion, SharedProducerGivesMultiOutputCandidates) {
-  constexpr std::string_view kText = R"(
+// e read by a and n: producer-consumer and sibling candidates.
+constexpr std::string_view kShared = R"(
 HloModule shared
 ENTRY main {
   p0 = f32[64] parameter(0)
@@ -79,9 +82,11 @@ ENTRY main {
   ROOT t = (f32[64], f32[64]) tuple(a, n)
 }
 )";
+
+TEST(GeneralFusion, SharedProducerGivesMultiOutputCandidates) {
   // Producer-consumer candidates only (general_fusion_siblings_test.cc
   // adds the sibling fusion of a and n).
-  auto [m, stats] = Augment(kText, {{"siblings", "false"}});
+  auto [m, stats] = Augment(kShared, {{"siblings", "false"}});
   // (e into a): a's use by t and e's use by n; (e into n): the other two.
   EXPECT_EQ(stats.alternatives, 4);
   EXPECT_EQ(stats.candidates, 4);
@@ -98,7 +103,7 @@ ENTRY main {
   }
   EXPECT_EQ(mof, 2);
   // Pick-first computes the same outputs.
-  auto original = ParseAndVerify(kText);
+  auto original = ParseAndVerify(kShared);
   std::vector<int64_t> first(AlternativeNodes(*m).size(), 1);
   ASSERT_TRUE(ApplyDecisions(m.get(), first).ok());
   ASSERT_TRUE(VerifyModule(*m).ok()) << Text(*m);
@@ -377,6 +382,258 @@ TEST(GeneralFusion, CartPoleConcatenateBoundary) {
   EXPECT_GE(removing, 2);
   std::cout << "cart-pole: " << removing
             << " candidates fuse the concatenate with a slice reading it\n";
+}
+
+}  // namespace
+}  // namespace hlogym
+
+// Sibling candidates: two readers of one value that do not reach each
+// other, offered as one multi-output fusion.
+namespace hlogym {
+namespace {
+
+// Tuple-shaped fusions without an exponential inside: in kShared, the
+// sibling candidates (the producer-consumer ones fuse the exponential).
+std::vector<const Instruction*> SiblingFusions(const Module& m) {
+  std::vector<const Instruction*> out;
+  m.entry_computation()->ForEachInstruction([&](const Instruction* i) {
+    if (i->opcode() != Opcode::kFusion) return;
+    bool has_exp = false;
+    i->fused_computation()->ForEachInstruction(
+        [&](const Instruction* f) { has_exp |= f->opcode() == Opcode::kExp; });
+    if (!has_exp && i->shape().IsTuple()) out.push_back(i);
+  });
+  return out;
+}
+
+TEST(GeneralFusionSiblings, ReadersOfASharedValueBecomeOneCandidate) {
+  auto [m, stats] = Augment(kShared);
+  // Producer-consumer: e into a, e into n (4 candidates, one per use of a,
+  // n and e). Sibling: a with n, offered at the root's uses of a and n.
+  EXPECT_EQ(stats.alternatives, 4);
+  EXPECT_EQ(stats.candidates, 6);
+  EXPECT_EQ(stats.rejected_cyclic, 0);
+  std::vector<const Instruction*> siblings = SiblingFusions(*m);
+  ASSERT_EQ(siblings.size(), 1u) << Text(*m);
+  const Instruction* s = siblings[0];
+  EXPECT_EQ(s->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(s->shape().tuple_shapes_size(), 2);
+  // e stays outside and is read once: the operands are e and p1.
+  EXPECT_EQ(s->operand_count(), 2);
+  const Instruction* root = s->fused_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), Opcode::kTuple);
+  EXPECT_EQ(root->operand(0)->opcode(), Opcode::kAdd);
+  EXPECT_EQ(root->operand(1)->opcode(), Opcode::kNegate);
+
+  // Take the sibling fusion at both uses by the root: two kernels remain
+  // (the exponential and the sibling fusion), with the original outputs.
+  auto original = ParseAndVerify(kShared);
+  std::vector<Instruction*> nodes = AlternativeNodes(*m);
+  std::vector<int64_t> decisions(nodes.size(), 0);
+  int64_t taken = 0;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    for (int64_t i = 1; i < nodes[k]->operand_count(); ++i) {
+      const Instruction* o = nodes[k]->operand(i);
+      if (o->opcode() == Opcode::kGetTupleElement && o->operand(0) == s) {
+        decisions[k] = i;
+        ++taken;
+      }
+    }
+  }
+  EXPECT_EQ(taken, 2);
+  ASSERT_TRUE(ApplyDecisions(m.get(), decisions).ok());
+  ASSERT_TRUE(VerifyModule(*m).ok()) << Text(*m);
+  ExpectSameOutputs(*original, *m);
+  auto eval = CreateEvaluator("model:h100");
+  ASSERT_TRUE(eval.ok());
+  absl::StatusOr<EvaluationResult> before = (*eval)->Evaluate(*original);
+  absl::StatusOr<EvaluationResult> after = (*eval)->Evaluate(*m);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before->kernel_count, 3);
+  EXPECT_EQ(after->kernel_count, 2);
+}
+
+// Five elementwise readers of a parameter: no producer-consumer candidate
+// (parameters are never fused), only sibling pairs, each offered at the
+// root's use of both members.
+constexpr std::string_view kFiveReaders = R"(
+HloModule five
+ENTRY main {
+  p0 = f32[64] parameter(0)
+  r0 = f32[64] negate(p0)
+  r1 = f32[64] exponential(p0)
+  r2 = f32[64] abs(p0)
+  r3 = f32[64] floor(p0)
+  r4 = f32[64] sqrt(p0)
+  ROOT t = (f32[64], f32[64], f32[64], f32[64], f32[64]) tuple(r0, r1, r2, r3, r4)
+}
+)";
+
+TEST(GeneralFusionSiblings, PartnersLimitThePairs) {
+  struct Case {
+    Options options;
+    int64_t pairs;
+  };
+  const Case cases[] = {
+      // Each reader with the next one: (0,1) (1,2) (2,3) (3,4).
+      {{}, 4},
+      // With the next two: (0,1) (0,2) (1,2) (1,3) (2,3) (2,4) (3,4).
+      {{{"sibling_partners", "2"}}, 7},
+      {{{"sibling_partners", "0"}}, 10},  // every pair
+      {{{"sibling_partners", "0"}, {"siblings", "false"}}, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pairs);
+    auto [m, stats] = Augment(kFiveReaders, c.options);
+    EXPECT_EQ(stats.candidates, 2 * c.pairs);
+    EXPECT_EQ(stats.alternatives, c.pairs > 0 ? 5 : 0);
+    int64_t fusions = 0;
+    m->entry_computation()->ForEachInstruction([&](const Instruction* i) {
+      fusions += i->opcode() == Opcode::kFusion;
+    });
+    EXPECT_EQ(fusions, c.pairs);
+  }
+}
+
+TEST(GeneralFusionSiblings, OptionErrors) {
+  GeneralFusion pass;
+  for (const char* bad : {"-1", "x", ""}) {
+    absl::Status s = pass.SetOption("sibling_partners", bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("must be a count"), std::string::npos) << s;
+  }
+  EXPECT_FALSE(pass.SetOption("siblings", "maybe").ok());
+  EXPECT_EQ(pass.OptionNames(),
+            (std::vector<std::string>{"siblings", "sibling_partners"}));
+}
+
+constexpr std::string_view kLegality = R"(
+HloModule legality
+add_f32 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+loop_body {
+  q = f32[64,256] parameter(0)
+  ROOT n = f32[64,256] negate(q)
+}
+reduce_body {
+  q = f32[64,256] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[64] reduce(q, z), dimensions={1}, to_apply=add_f32
+}
+ENTRY main {
+  p0 = f32[64,256] parameter(0)
+  z = f32[] constant(0)
+  loop = f32[64,256] fusion(p0), kind=kLoop, calls=loop_body
+  input = f32[64] fusion(p0), kind=kInput, calls=reduce_body
+  reduce = f32[64] reduce(p0, z), dimensions={1}, to_apply=add_f32
+  exp = f32[64,256] exponential(p0)
+  less = pred[64,256] compare(p0, p0), direction=LT
+  slice = f32[32,256] slice(p0), slice={[0:32], [0:256]}
+  after = f32[64,256] add(exp, p0)
+  call = f32[64,256] custom-call(p0), custom_call_target="foo"
+  ROOT t = (f32[64,256], f32[64], f32[64], f32[64,256], pred[64,256], f32[32,256], f32[64,256], f32[64,256]) tuple(loop, input, reduce, exp, less, slice, after, call)
+}
+)";
+
+TEST(GeneralFusionSiblings, LegalityRules) {
+  auto m = ParseAndVerify(kLegality);
+  auto get = [&](std::string_view name) {
+    const Instruction* i = m->entry_computation()->FindInstruction(name);
+    EXPECT_NE(i, nullptr) << name;
+    return i;
+  };
+  auto legal = [&](std::string_view a, std::string_view b) {
+    return GeneralFusion::LegalSiblings(*get(a), *get(b));
+  };
+  // Loop shapes equal ignoring the element type.
+  EXPECT_TRUE(legal("exp", "less"));
+  EXPECT_TRUE(legal("loop", "exp"));
+  // A reduction and an elementwise op over its input share the loop.
+  EXPECT_TRUE(legal("reduce", "exp")) << legal("reduce", "exp").reason;
+  EXPECT_EQ(legal("loop", "input").reason, "the fusion kinds differ");
+  EXPECT_EQ(legal("reduce", "loop").reason,
+            "a reduction does not join a loop fusion");
+  EXPECT_EQ(legal("loop", "reduce").reason,
+            "a reduction does not join a loop fusion");
+  EXPECT_FALSE(legal("exp", "slice"));  // [64,256] against [32,256]
+  EXPECT_FALSE(legal("exp", "call"));   // custom-calls are never fused
+  EXPECT_FALSE(legal("t", "exp"));      // nor are tuples
+
+  // The dry run offers exactly the legal pairs of readers of p0 that do not
+  // reach each other: `after` reads `exp`, so that pair is left out.
+  GeneralFusion pass;
+  ASSERT_TRUE(pass.SetOption("sibling_partners", "0").ok());
+  absl::StatusOr<AugmentStats> stats = pass.RunDry(m.get());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(VerifyModule(*m).ok()) << Text(*m);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  m->entry_computation()->ForEachInstruction([&](const Instruction* i) {
+    if (i->opcode() != Opcode::kFusion || !i->shape().IsTuple()) return;
+    const Instruction* root = i->fused_computation()->root_instruction();
+    if (root->operand_count() != 2) return;
+    // The producer-consumer candidate (exp into after) outputs both; its
+    // consumer reads its producer inside the fusion.
+    if (absl::c_linear_search(root->operand(1)->operands(), root->operand(0))) {
+      return;
+    }
+    pairs.push_back({std::string(OpcodeName(root->operand(0)->opcode())),
+                     std::string(OpcodeName(root->operand(1)->opcode()))});
+  });
+  std::sort(pairs.begin(), pairs.end());
+  // Readers of p0 that may be multi-output roots, by unique id: loop,
+  // input, reduce, exp, less, after (not the slice, nor the custom-call).
+  // Legal pairs that do not reach each other, the lower id's output first:
+  // every one but loop+input (kinds), loop+reduce (reduction and loop) and
+  // exp+after (after reads exp).
+  std::vector<std::pair<std::string, std::string>> expected = {
+      {"negate", "exponential"},  {"negate", "compare"},
+      {"negate", "add"},          {"reduce", "reduce"},
+      {"reduce", "exponential"},  {"reduce", "compare"},
+      {"reduce", "add"},          {"reduce", "exponential"},
+      {"reduce", "compare"},      {"reduce", "add"},
+      {"exponential", "compare"}, {"compare", "add"}};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(pairs, expected);
+}
+
+// The sibling step turns two kernels that only share an input into one:
+// the producer-consumer pipeline cannot (horizontal fusion does not join
+// outputs of different element types).
+TEST(GeneralFusionSiblings, PipelineWithAndWithoutSiblings) {
+  constexpr std::string_view kText = R"(
+HloModule two_readers
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[1024] parameter(1)
+  f = f32[1024] floor(p0)
+  m = f32[1024] multiply(f, p1)
+  c = pred[1024] compare(p0, p1), direction=LT
+  ROOT t = (f32[1024], pred[1024]) tuple(m, c)
+}
+)";
+  auto eval = CreateEvaluator("model:h100");
+  ASSERT_TRUE(eval.ok());
+  auto original = ParseAndVerify(kText);
+  int64_t kernels[2] = {0, 0};
+  const char* names[2] = {"general-fusion", "general-fusion-vertical"};
+  for (int k = 0; k < 2; ++k) {
+    SCOPED_TRACE(names[k]);
+    auto m = ParseAndVerify(kText);
+    PipelineRunOptions o;
+    o.verify = true;
+    absl::StatusOr<PipelineRunStats> stats =
+        RunNamedPipeline(m.get(), names[k], o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    ExpectSameOutputs(*original, *m);
+    absl::StatusOr<EvaluationResult> r = (*eval)->Evaluate(*m);
+    ASSERT_TRUE(r.ok());
+    kernels[k] = r->kernel_count;
+  }
+  EXPECT_EQ(kernels[0], 1);
+  EXPECT_EQ(kernels[1], 2);
 }
 
 }  // namespace

@@ -499,6 +499,13 @@ bool IsEffectiveScalar(const Shape& s) {
   return s.IsArray() && s.ElementsIn() == 1;
 }
 
+bool RootIsDynamicUpdateSlice(const Instruction& inst) {
+  return inst.opcode() == Opcode::kFusion &&
+         inst.fused_computation() != nullptr &&
+         inst.fused_computation()->root_instruction()->opcode() ==
+             Opcode::kDynamicUpdateSlice;
+}
+
 // ---------------------------------------------------------------------------
 // Helpers.
 

@@ -45,6 +45,9 @@ struct FusionDecision {
 // reverse, slice, transpose.
 // An array of one element (any rank).
 bool IsEffectiveScalar(const Shape& s);
+// A fusion whose root is a dynamic-update-slice (emitted in place; it
+// cannot share a kernel with other outputs).
+bool RootIsDynamicUpdateSlice(const Instruction& inst);
 bool IsUniversallyLoopFusible(const Instruction& inst);
 // The above plus iota, constant and non-variadic reduce.
 bool IsLoopFusibleAsProducer(const Instruction& inst);

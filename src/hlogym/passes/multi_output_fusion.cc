@@ -387,12 +387,6 @@ FusionDecision ParameterSlicesOverlap(const Instruction& a,
   return FusionDecision::Allow();
 }
 
-bool RootIsDynamicUpdateSlice(const Instruction& inst) {
-  return IsFusion(inst) &&
-         inst.fused_computation()->root_instruction()->opcode() ==
-             Opcode::kDynamicUpdateSlice;
-}
-
 bool IsSiblingFusionCandidate(const Instruction& inst) {
   if (inst.user_count() == 0 || HasControlEdges(inst) ||
       !IsFusibleAsMultiOutputFusionRoot(inst) ||
