@@ -84,7 +84,7 @@ ENTRY main {
 )";
 
 TEST(GeneralFusion, SharedProducerGivesMultiOutputCandidates) {
-  // Producer-consumer candidates only (general_fusion_siblings_test.cc
+  // Producer-consumer candidates only (the GeneralFusionSiblings tests
   // adds the sibling fusion of a and n).
   auto [m, stats] = Augment(kShared, {{"siblings", "false"}});
   // (e into a): a's use by t and e's use by n; (e into n): the other two.

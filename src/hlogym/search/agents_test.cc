@@ -25,7 +25,7 @@ constexpr std::string_view kReduce = test::kSoftmaxRow;
 
 // The producer-consumer decision pipeline: the hand-counted choices and
 // trajectories below are those of its smaller decision space (sibling
-// candidates are covered in general_fusion_siblings_test.cc and by the
+// candidates are covered in the GeneralFusionSiblings tests and by the
 // corpus agent tests).
 std::unique_ptr<Env> Started(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Env>> env = Env::FromText(text);
