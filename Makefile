@@ -45,11 +45,14 @@ fuzz:
 
 # Heavier checks than CI: sanitizer build of every test, then the passes
 # corpus tests (every alternative, pick-first fidelity), the fusion pipelines
-# and subgraph extraction on the whole corpus.
+# and subgraph extraction on the whole corpus, then the search agents on an
+# inst-10-20 extraction (exhaustive beam search against brute force).
 check-full:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DHLOGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
 	$(MAKE) build
 	HLOGYM_FULL_CORPUS=1 ./$(BUILD)/hlogym_corpus_tests --gtest_filter='PassesCorpus*:FusionCorpus*:ExtractCorpus*'
+	./$(BUILD)/hlogym extract ../shared/corpus --min 10 --max 20 --out $(BUILD)/inst-10-20
+	HLOGYM_AGENTS_DATASET=$(BUILD)/inst-10-20 ./$(BUILD)/hlogym_corpus_tests --gtest_filter='AgentsCorpus.ExhaustiveBeamMatchesBruteForce'
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
