@@ -110,6 +110,7 @@ struct BenchArgs {
   std::string agents = "pick-first,beam,fmcts";
   int jobs = 0;
   std::string out;
+  int64_t every = 1;
   int64_t limit = 0;
   bool check = false;
 };
@@ -193,6 +194,9 @@ int RunBench(const BenchArgs& a) {
     absl::StatusOr<std::unique_ptr<Agent>> probe = CreateAgent(name);
     if (!probe.ok()) return Fail(std::string(probe.status().message()));
   }
+  if (a.every < 1) {
+    return Fail(StrCat("--every must be at least 1 (got ", a.every, ")"));
+  }
   std::vector<std::string> files;
   std::error_code ec;
   if (std::filesystem::is_regular_file(a.dir, ec)) {
@@ -207,6 +211,14 @@ int RunBench(const BenchArgs& a) {
   }
   if (ec) return Fail(StrCat("cannot read '", a.dir, "': ", ec.message()));
   std::sort(files.begin(), files.end());
+  if (a.every > 1) {
+    // A sample of a large dataset: files 1, 1 + K, 1 + 2K, ...
+    std::vector<std::string> sampled;
+    for (size_t i = 0; i < files.size(); i += static_cast<size_t>(a.every)) {
+      sampled.push_back(std::move(files[i]));
+    }
+    files = std::move(sampled);
+  }
   if (a.limit > 0 && static_cast<int64_t>(files.size()) > a.limit) {
     files.resize(a.limit);
   }
@@ -359,6 +371,9 @@ void AddOptimizeCommands(CLI::App& app) {
   bench->add_option("--out", bargs->out,
                     "CSV of every (graph, agent) result, flushed as they "
                     "finish");
+  bench->add_option("--every", bargs->every,
+                    "Only every K-th file (sorted by path), from the first: a "
+                    "sample of a large dataset (applied before --limit)");
   bench->add_option("--limit", bargs->limit,
                     "Only the first N files (sorted by path)");
   bench->add_flag("--check", bargs->check,
