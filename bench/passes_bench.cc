@@ -45,6 +45,7 @@ void BM_AlgebraicAugment10k(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     std::unique_ptr<Module> m = base.Clone();
+    m->set_defer_fusion_bodies(state.range(1) != 0);
     state.ResumeTiming();
     absl::StatusOr<AugmentStats> s = pass.RunDry(m.get());
     if (!s.ok()) {
@@ -121,8 +122,10 @@ BENCHMARK(BM_AlgebraicFixpointLargestCorpusModule)
 
 // One dry GeneralFusion run (every legal producer-consumer fusion offered
 // as an alternative, and sibling fusions) on the 10k-instruction module.
-// Argument: sibling partners per reader (the option; 0 = every pair), -1
-// for producer-consumer candidates only.
+// Arguments: sibling partners per reader (the option; 0 = every pair), -1
+// for producer-consumer candidates only; then 1 to defer candidate bodies
+// as decision loops and the environment do (Module::defer_fusion_bodies),
+// 0 to build every one.
 void BM_GeneralFusionAugment10k(benchmark::State& state) {
   const Module& base = Synthetic10k();
   GeneralFusion pass;
@@ -139,6 +142,7 @@ void BM_GeneralFusionAugment10k(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     std::unique_ptr<Module> m = base.Clone();
+    m->set_defer_fusion_bodies(state.range(1) != 0);
     state.ResumeTiming();
     absl::StatusOr<AugmentStats> s = pass.RunDry(m.get());
     if (!s.ok()) {
@@ -157,10 +161,13 @@ void BM_GeneralFusionAugment10k(benchmark::State& state) {
   state.counters["candidates"] = static_cast<double>(candidates);
 }
 BENCHMARK(BM_GeneralFusionAugment10k)
-    ->Arg(1)
-    ->Arg(-1)
-    ->Arg(2)
-    ->Arg(0)
+    ->ArgNames({"partners", "deferred"})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->Args({-1, 1})
+    ->Args({-1, 0})
+    ->Args({2, 1})
+    ->Args({0, 1})
     ->Unit(benchmark::kMillisecond);
 
 // A whole named pipeline on the largest corpus module.

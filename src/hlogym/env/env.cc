@@ -12,6 +12,7 @@
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/ir/verifier.h"
+#include "hlogym/passes/fusion_ops.h"
 #include "hlogym/passes/pipelines.h"
 #include "hlogym/text/parser.h"
 #include "hlogym/text/printer.h"
@@ -123,6 +124,23 @@ absl::Status Env::EnsureEvaluator() {
   return absl::OkStatus();
 }
 
+template <typename F>
+auto Env::WithDeferredBodies(F&& f) {
+  DeferFusionBodies defer(module_.get());
+  bodies_pending_ = true;
+  return f();
+}
+
+absl::Status Env::BuildPendingBodies() const {
+  if (bodies_pending_) {
+    bodies_pending_ = false;
+    if (absl::Status s = BuildPendingFusionBodies(module_.get()); !s.ok()) {
+      pending_status_ = s;
+    }
+  }
+  return pending_status_;
+}
+
 absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
   if (paused_) {
     return absl::FailedPreconditionError(
@@ -136,9 +154,12 @@ absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
   }
   HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Pass> p,
                           PassRegistry::Global().Create(pass));
+  HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
   Changed();
   if (dry) {
-    HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, p->RunDry(module_.get()));
+    HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, WithDeferredBodies([&] {
+                              return p->RunDry(module_.get());
+                            }));
     return s.alternatives > 0;
   }
   HLOGYM_ASSIGN_OR_RETURN(bool changed, p->Run(module_.get()));
@@ -185,7 +206,8 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Env::BuildPipeline(
 
 absl::StatusOr<bool> Env::RunToPause() {
   Changed();
-  HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s, runner_->Run());
+  HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s,
+                          WithDeferredBodies([&] { return runner_->Run(); }));
   paused_ = s == PipelineRunner::State::kPaused;
   return paused_;
 }
@@ -219,8 +241,11 @@ std::vector<int64_t> Env::ChoiceCounts() const {
 }
 
 absl::StatusOr<ApplyStats> Env::Apply(std::span<const int64_t> decisions) {
+  HLOGYM_RETURN_IF_ERROR(pending_status_);
+  // ApplyDecisions builds the bodies of the candidates that survive.
   HLOGYM_ASSIGN_OR_RETURN(ApplyStats s, ApplyDecisions(module_.get(), decisions,
                                                        AlternativeNodes()));
+  bodies_pending_ = false;
   Changed();
   if (runner_ != nullptr) runner_->ReportApplied(s);
   if (options_.verify) HLOGYM_RETURN_IF_ERROR(VerifyModule(*module_));
@@ -235,6 +260,8 @@ absl::StatusOr<ApplyStats> Env::ApplyIndexed(
         StrCat("decisions: ", node_indices.size(), " node indices but ",
                operand_indices.size(), " operand indices"));
   }
+  // Node indices are positions in the observation, which shows the bodies.
+  HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
   std::vector<Instruction*> order = ObservationOrder(*module_);
   const std::vector<Instruction*>& nodes = AlternativeNodes();
   absl::flat_hash_map<const Instruction*, int64_t> slot;
@@ -285,6 +312,7 @@ absl::StatusOr<StepResult> Env::Step(std::span<const int64_t> decisions) {
 }
 
 absl::StatusOr<EvaluationResult> Env::Evaluate(std::string_view backend) {
+  HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
   if (backend.empty() || backend == options_.evaluator) {
     HLOGYM_RETURN_IF_ERROR(EnsureEvaluator());
     return evaluator_->Evaluate(*module_);
@@ -327,7 +355,7 @@ absl::StatusOr<double> Env::StopSeconds() {
   return end->Seconds();
 }
 
-uint64_t Env::Hash() const { return DagHash(*module_); }
+uint64_t Env::Hash() const { return DagHash(module()); }
 
 uint64_t Env::StateKey() const {
   const uint64_t h = Hash();
@@ -369,6 +397,8 @@ absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,
 
 absl::StatusOr<bool> Env::HasEqualOutput(const Env& other, uint64_t seed,
                                          std::string* report) const {
+  HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
+  HLOGYM_RETURN_IF_ERROR(other.BuildPendingBodies());
   return HasEqualOutput(*module_, *other.module_, seed, report);
 }
 
@@ -385,6 +415,8 @@ void Env::CopyStateFrom(const Env& other, bool share_evaluator) {
   started_ = other.started_;
   paused_ = other.paused_;
   steps_ = other.steps_;
+  bodies_pending_ = other.bodies_pending_;
+  pending_status_ = other.pending_status_;
   evaluator_ = share_evaluator ? other.evaluator_ : nullptr;
 }
 
@@ -445,7 +477,7 @@ absl::Status Env::Load(const Env& snapshot) {
   return absl::OkStatus();
 }
 
-std::string Env::ExportText() const { return PrintModule(*module_); }
+std::string Env::ExportText() const { return PrintModule(module()); }
 
 absl::Status Env::WriteText(const std::string& path) const {
   std::ofstream out(path);

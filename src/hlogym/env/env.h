@@ -61,12 +61,18 @@ class Env {
   Env(const Env&) = delete;
   Env& operator=(const Env&) = delete;
 
-  const Module& module() const { return *module_; }
+  // The module, with every fusion candidate's body built (a paused dry
+  // pass may have left them pending; see passes/fusion_ops.h).
+  const Module& module() const {
+    BuildPendingBodies().IgnoreError();  // kept for the next status
+    return *module_;
+  }
   // Direct access for passes run by hand; decisions made through it are
   // the caller's to keep consistent. Edits through a pointer kept from an
   // earlier call must be followed by another call (it drops the cached
   // list of alternatives nodes).
   Module* mutable_module() {
+    BuildPendingBodies().IgnoreError();  // kept for the next status
     Changed();
     return module_.get();
   }
@@ -170,6 +176,15 @@ class Env {
   void CopyStateFrom(const Env& other, bool share_evaluator);
   // Every change of the module goes through here.
   void Changed() { alternatives_known_ = false; }
+  // Runs a pipeline step or a dry pass letting fusion candidates' bodies
+  // wait until they are chosen (Apply builds those) or read.
+  template <typename F>
+  auto WithDeferredBodies(F&& f);
+  // Builds the bodies still pending. Logically const: the module stands
+  // for the same graph before and after. A failure (an internal error: the
+  // plans are checked against the built bodies) is kept for the next call
+  // that returns a status.
+  absl::Status BuildPendingBodies() const;
 
   std::unique_ptr<Module> module_;
   EnvOptions options_;
@@ -185,6 +200,9 @@ class Env {
   // walks the whole graph; agents ask for them several times per step).
   mutable std::vector<Instruction*> alternatives_;
   mutable bool alternatives_known_ = false;
+  // The last dry run may have left fusion bodies pending.
+  mutable bool bodies_pending_ = false;
+  mutable absl::Status pending_status_;
 };
 
 }  // namespace hlogym

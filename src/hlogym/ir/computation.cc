@@ -300,6 +300,12 @@ std::unique_ptr<Computation> Computation::Clone() const {
       }
     }
   }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Instruction* old = slots_[i].get();
+    if (old && old->pending_body_) {
+      fresh[i]->pending_body_ = old->pending_body_->CloneWith(fresh);
+    }
+  }
   if (root_) c->root_ = fresh[root_->slot_];
   // Removed slots were skipped; reindex to match the compact vector.
   c->CompactIfSparse();

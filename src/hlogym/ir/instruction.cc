@@ -203,6 +203,10 @@ Computation* Instruction::while_body() const {
              ? called_computations_[1]
              : nullptr;
 }
+int64_t PendingFusionBody::SlotOf(const Instruction& inst) {
+  return inst.slot_;
+}
+
 Computation* Instruction::fused_computation() const {
   return opcode_ == Opcode::kFusion && !called_computations_.empty()
              ? called_computations_[0]

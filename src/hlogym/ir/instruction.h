@@ -20,6 +20,22 @@ class Computation;
 class Module;
 class Instruction;
 
+// The recipe of a fusion's body that is not built yet. Dry runs of fusion
+// passes attach one to each candidate fusion instead of cloning its members
+// into a fused computation, since most candidates are never chosen; the
+// passes layer builds the body of a chosen one (see passes/fusion_ops.h).
+// It refers to instructions of the fusion's own computation only.
+class PendingFusionBody {
+ public:
+  virtual ~PendingFusionBody() = default;
+  // The position of `inst` in its computation, as CloneWith indexes it.
+  static int64_t SlotOf(const Instruction& inst);
+  // A copy for a cloned computation: `clone_by_slot[i->slot]` is the
+  // clone of instruction `i` of the original computation.
+  virtual std::unique_ptr<PendingFusionBody> CloneWith(
+      const std::vector<Instruction*>& clone_by_slot) const = 0;
+};
+
 // Operand and user lists: most instructions have at most two of each, so two
 // slots are kept inline (no allocation per edge list).
 using InstructionVector = absl::InlinedVector<Instruction*, 2>;
@@ -112,6 +128,16 @@ class Instruction {
   Computation* while_condition() const;
   Computation* while_body() const;
   Computation* fused_computation() const;  // fusion: calls
+  // A fusion whose fused computation is still to be built (it has no
+  // called computation until then). Only dry-run candidates have one.
+  bool has_pending_body() const { return pending_body_ != nullptr; }
+  PendingFusionBody* pending_body() const { return pending_body_.get(); }
+  void set_pending_body(std::unique_ptr<PendingFusionBody> body) {
+    pending_body_ = std::move(body);
+  }
+  std::unique_ptr<PendingFusionBody> release_pending_body() {
+    return std::move(pending_body_);
+  }
 
   // ---- Frequent attributes, stored inline.
   // dimensions= (broadcast, transpose, reduce, reverse, concatenate, sort,
@@ -188,6 +214,7 @@ class Instruction {
   friend class Computation;
   friend class Module;
   friend class ReachabilityIndex;
+  friend class PendingFusionBody;
 
   void RemoveUser(Instruction* user);
   void AddUser(Instruction* user);
@@ -219,6 +246,7 @@ class Instruction {
     return *control_;
   }
   std::unique_ptr<ControlEdges> control_;
+  std::unique_ptr<PendingFusionBody> pending_body_;
   std::vector<Computation*> called_computations_;
   DimVector dimensions_;
   std::shared_ptr<const Literal> literal_;

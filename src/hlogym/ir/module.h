@@ -113,6 +113,13 @@ class Module {
   // immutable and copied on write).
   std::unique_ptr<Module> Clone() const;
 
+  // Set by owners that build the bodies of chosen dry-run candidates before
+  // anything else reads the module (decision loops, the environment):
+  // fusion passes may then leave candidate bodies pending (see
+  // Instruction::has_pending_body). Off by default; not copied by Clone().
+  bool defer_fusion_bodies() const { return defer_fusion_bodies_; }
+  void set_defer_fusion_bodies(bool on) { defer_fusion_bodies_ = on; }
+
   // The instructions that call each computation (recomputed each call).
   absl::flat_hash_map<const Computation*, std::vector<Instruction*>> Callers()
       const;
@@ -123,6 +130,7 @@ class Module {
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
   int64_t next_unique_id_ = 0;
+  bool defer_fusion_bodies_ = false;
   // Lazily built for UniqueInstructionName: per stem ("add" of "add.7"),
   // one past the largest numeric suffix in use, and whether the bare stem
   // is in use. Copied by Clone().
@@ -134,6 +142,22 @@ class Module {
   std::unique_ptr<InstructionNames> used_names_;
   // The same for UniqueComputationName (not copied by Clone()).
   std::unique_ptr<InstructionNames> used_computation_names_;
+};
+
+// Turns Module::defer_fusion_bodies on for a scope.
+class DeferFusionBodies {
+ public:
+  explicit DeferFusionBodies(Module* module)
+      : module_(module), was_(module->defer_fusion_bodies()) {
+    module_->set_defer_fusion_bodies(true);
+  }
+  ~DeferFusionBodies() { module_->set_defer_fusion_bodies(was_); }
+  DeferFusionBodies(const DeferFusionBodies&) = delete;
+  DeferFusionBodies& operator=(const DeferFusionBodies&) = delete;
+
+ private:
+  Module* module_;
+  bool was_;
 };
 
 }  // namespace hlogym

@@ -9,6 +9,7 @@
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
+#include "hlogym/passes/fusion_ops.h"
 
 namespace hlogym {
 
@@ -74,10 +75,15 @@ absl::flat_hash_set<const Computation*> Reachable(const Module& module) {
   return seen;
 }
 
-bool Removable(const Instruction* i) {
-  return i->user_count() == 0 && i != i->parent()->root_instruction() &&
+// Removable once it has no users.
+bool RemovableWhenUnused(const Instruction* i) {
+  return i != i->parent()->root_instruction() &&
          i->opcode() != Opcode::kParameter && !HasSideEffectDeep(*i) &&
          i->control_predecessors().empty() && i->control_successors().empty();
+}
+
+bool Removable(const Instruction* i) {
+  return i->user_count() == 0 && RemovableWhenUnused(i);
 }
 
 // Removes `start` if dead, then operands left without users (iterative).
@@ -138,6 +144,43 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
             RemoveDeadCone(operand, &stats->removed_instructions, gone));
       }
     }
+  }
+  return absl::OkStatus();
+}
+
+// Builds the pending bodies (see fusion_ops.h) of the candidates that
+// survive the decisions just rerouted: every pending fusion outside the
+// dead cone that pruning from `nodes` will remove. The cone is worked out
+// here as RemoveDeadCone walks it, without removing anything, because a
+// body is built from its members and pruning may remove them (a consumer
+// fused into its own user dies once that fusion is taken). Later pruning of
+// fusion parameters can only remove more, so no pending body survives.
+absl::Status BuildSurvivingBodies(std::span<Instruction* const> nodes,
+                                  const std::vector<Instruction*>& pending) {
+  absl::flat_hash_map<const Instruction*, int64_t> users_left;
+  absl::flat_hash_set<const Instruction*> dead;
+  auto left = [&](const Instruction* i) -> int64_t& {
+    return users_left.try_emplace(i, i->user_count()).first->second;
+  };
+  std::vector<Instruction*> stack(nodes.begin(), nodes.end());
+  absl::InlinedVector<Instruction*, 4> ops;
+  while (!stack.empty()) {
+    Instruction* i = stack.back();
+    stack.pop_back();
+    if (dead.contains(i) || left(i) != 0 || !RemovableWhenUnused(i)) continue;
+    dead.insert(i);
+    // Removing `i` takes it off each distinct operand's user list once.
+    ops.assign(i->operands().begin(), i->operands().end());
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+    for (Instruction* op : ops) {
+      if (op->parent() != i->parent()) continue;
+      --left(op);
+      stack.push_back(op);
+    }
+  }
+  for (Instruction* f : pending) {
+    if (!dead.contains(f)) HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
   }
   return absl::OkStatus();
 }
@@ -246,15 +289,39 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
     hash_of_originals = DagHash(*originals);
   }
   absl::flat_hash_set<Computation*> touched;
+  for (size_t j = 0; j < nodes.size(); ++j) touched.insert(nodes[j]->parent());
+  // Candidates with pending bodies live beside the alternatives nodes.
+  std::vector<Instruction*> pending;
+  for (Computation* c : touched) {
+    c->ForEachInstruction([&](Instruction* i) {
+      if (i->has_pending_body()) pending.push_back(i);
+    });
+  }
   for (size_t j = 0; j < nodes.size(); ++j) {
     Instruction* a = nodes[j];
-    touched.insert(a->parent());
     Instruction* chosen = a->operand(decisions[j]);
     HLOGYM_RETURN_IF_ERROR(a->ReplaceAllUsesWith(chosen));
     ++stats.alternatives;
     if (decisions[j] != 0) ++stats.non_original;
   }
+  if (!pending.empty()) {
+    HLOGYM_RETURN_IF_ERROR(BuildSurvivingBodies(nodes, pending));
+  }
   HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
+  if (!pending.empty()) {
+    // A touched computation may itself be gone (a replaced while's body):
+    // only live ones are read.
+    bool left_pending = false;
+    for (const auto& c : module->computations()) {
+      if (!touched.contains(c.get())) continue;
+      c->ForEachInstruction(
+          [&](Instruction* i) { left_pending |= i->has_pending_body(); });
+    }
+    if (left_pending) {
+      return absl::InternalError(
+          "a chosen fusion candidate survived pruning without its body");
+    }
+  }
   // Pruning also drops unused parameters of surviving fusions, originals
   // included: a change too.
   stats.changed = stats.removed_fusion_parameters > 0;
@@ -332,6 +399,7 @@ absl::StatusOr<RewriteLoopStats> RewriteLoop(Module* module, Pass& pass,
                                              int64_t max_iterations) {
   RewriteLoopStats stats;
   const int64_t start_size = module->instruction_count();
+  DeferFusionBodies defer(module);  // each dry run is applied at once
   while (stats.iterations < max_iterations) {
     if (GrewTooMuch(start_size, module->instruction_count())) {
       stats.growth_stopped = true;

@@ -90,12 +90,53 @@ struct MemberInfo {
   std::vector<Instruction*> leaves;
 };
 
+// The recipe of a candidate's body (see PendingFusionBody): the members in
+// the order they are cloned (operands first), each member's operands as the
+// dry run saw them (decisions reroute them before the body is built), and
+// the outputs as (member position, leaf).
+class PendingFusionPlan final : public PendingFusionBody {
+ public:
+  std::vector<Instruction*> members;
+  std::vector<InstructionVector> member_operands;
+  std::vector<std::pair<int64_t, int64_t>> outputs;
+
+  std::unique_ptr<PendingFusionBody> CloneWith(
+      const std::vector<Instruction*>& clone_by_slot) const override {
+    auto p = std::make_unique<PendingFusionPlan>();
+    auto map = [&](const Instruction* i) { return clone_by_slot[SlotOf(*i)]; };
+    p->members.reserve(members.size());
+    for (const Instruction* m : members) p->members.push_back(map(m));
+    p->member_operands.resize(member_operands.size());
+    for (size_t i = 0; i < member_operands.size(); ++i) {
+      for (const Instruction* o : member_operands[i]) {
+        p->member_operands[i].push_back(map(o));
+      }
+    }
+    p->outputs = outputs;
+    return p;
+  }
+};
+
 class FusionBuilder {
  public:
   FusionBuilder(Rewriter& rw, std::span<Instruction* const> members)
-      : rw_(rw), module_(rw.module()) {
+      : rw_(&rw), module_(rw.module()) {
     members_.reserve(members.size());
     for (Instruction* m : members) members_.push_back(m);
+  }
+  // Builds the pending body of `fusion` from its plan.
+  FusionBuilder(Instruction* fusion, const PendingFusionPlan& plan)
+      : rw_(nullptr),
+        module_(fusion->parent()->parent()),
+        computation_(fusion->parent()),
+        members_(plan.members),
+        snapshot_(&plan.member_operands) {
+    for (size_t i = 0; i < members_.size(); ++i) {
+      index_.Insert(members_[i], static_cast<int64_t>(i));
+    }
+    infos_.resize(members_.size());
+    for (size_t i = 0; i < members_.size(); ++i) infos_[i].inst = members_[i];
+    outputs_ = plan.outputs;
   }
 
   absl::Status Validate() {
@@ -300,13 +341,13 @@ class FusionBuilder {
     fused_->set_is_fusion_computation(true);
     // A fusion runs on its caller's execution thread.
     fused_->set_execution_thread(computation_->execution_thread());
-    for (size_t i = 0; i < infos_.size(); ++i)
-      member_pos_.Insert(members_[i], i);
-    for (MemberInfo& info : infos_) {
+    IndexPositions();
+    for (size_t i = 0; i < infos_.size(); ++i) {
+      MemberInfo& info = infos_[i];
       Instruction* m = info.inst;
       std::vector<Instruction*> ops;
       ops.reserve(m->operand_count());
-      for (Instruction* o : m->operands()) ops.push_back(Value(o));
+      for (Instruction* o : OperandsOf(i)) ops.push_back(Value(o));
       if (m->opcode() != Opcode::kFusion) {
         auto clone = m->CloneWithNewOperands(ops);
         clone->set_name(module_->UniqueInstructionName(m->name()));
@@ -356,6 +397,18 @@ class FusionBuilder {
       info.whole = clones[root->scratch];
     }
     return absl::OkStatus();
+  }
+
+  void IndexPositions() {
+    if (member_pos_.size() == members_.size()) return;
+    for (size_t i = 0; i < members_.size(); ++i)
+      member_pos_.Insert(members_[i], i);
+  }
+
+  // A member's operands: as the dry run saw them when building a pending
+  // body, else as they are.
+  const InstructionVector& OperandsOf(size_t i) const {
+    return snapshot_ != nullptr ? (*snapshot_)[i] : members_[i]->operands();
   }
 
   // One output per used leaf; fills `outputs_` with (member index, leaf).
@@ -481,18 +534,190 @@ class FusionBuilder {
     return absl::OkStatus();
   }
 
+  // ---- Pending bodies (dry runs that defer them).
+
+  // The shape of output j as the built body will give it: a fusion
+  // member's value is its body root's (layouts may differ from the
+  // member's own shape).
+  const Shape& OutputShape(size_t j) const {
+    auto [i, leaf] = outputs_[j];
+    const Instruction* m = infos_[i].inst;
+    const Instruction* root = m->opcode() == Opcode::kFusion
+                                  ? m->fused_computation()->root_instruction()
+                                  : nullptr;
+    if (!m->shape().IsTuple())
+      return root != nullptr ? root->shape() : m->shape();
+    if (root != nullptr && root->opcode() == Opcode::kTuple) {
+      return root->operand(leaf)->shape();
+    }
+    return m->shape().tuple_shapes(leaf);
+  }
+
+  // Works out, without cloning anything, the operands and the shape the
+  // built and pruned body will have: which leaves of each member the
+  // outputs and the later members read, hence which operand slots are
+  // live (all of a plain member's; a fusion member's those whose parameter
+  // its body reads from the needed part of its root). Operands keep the
+  // order of first use over all slots, as CloneMembers creates parameters.
+  // False when a member's body is malformed (the eager path reports it).
+  bool Plan() {
+    IndexPositions();
+    for (const MemberInfo& info : infos_) {
+      const Instruction* m = info.inst;
+      if (m->opcode() != Opcode::kFusion) continue;
+      const Computation* body = m->fused_computation();
+      if (body->num_parameters() != m->operand_count() ||
+          body->root_instruction() == nullptr) {
+        return false;
+      }
+      for (int64_t p = 0; p < body->num_parameters(); ++p) {
+        if (body->parameter_instruction(p) == nullptr) return false;
+      }
+    }
+    struct Need {
+      bool any = false;
+      bool whole = false;
+      absl::InlinedVector<bool, 4> leaves;
+    };
+    std::vector<Need> need(infos_.size());
+    auto need_leaf = [&](size_t i, int64_t leaf) {
+      Need& n = need[i];
+      n.any = true;
+      if (leaf == kWhole || !infos_[i].inst->shape().IsTuple()) {
+        n.whole = true;
+        return;
+      }
+      if (n.leaves.empty()) n.leaves.assign(LeafCount(*infos_[i].inst), false);
+      n.leaves[leaf] = true;
+    };
+    for (auto [i, leaf] : outputs_) need_leaf(static_cast<size_t>(i), leaf);
+    SmallMap<char> live_external;
+    std::vector<const Instruction*> stack;
+    for (size_t i = infos_.size(); i-- > 0;) {
+      if (!need[i].any) continue;  // only read by dead parts of a body
+      Instruction* m = infos_[i].inst;
+      const InstructionVector& ops = m->operands();
+      const Computation* body =
+          m->opcode() == Opcode::kFusion ? m->fused_computation() : nullptr;
+      if (body != nullptr) {
+        body->ForEachInstruction([](Instruction* x) { x->scratch = 0; });
+        const Instruction* root = body->root_instruction();
+        stack.clear();
+        if (!need[i].whole && root->opcode() == Opcode::kTuple &&
+            m->shape().IsTuple()) {
+          for (size_t leaf = 0; leaf < need[i].leaves.size(); ++leaf) {
+            if (need[i].leaves[leaf]) stack.push_back(root->operand(leaf));
+          }
+        } else {
+          stack.push_back(root);
+        }
+        for (const Instruction* x : stack) x->scratch = 1;
+        while (!stack.empty()) {
+          const Instruction* x = stack.back();
+          stack.pop_back();
+          for (const Instruction* o : x->operands()) {
+            if (o->parent() == body && o->scratch == 0) {
+              o->scratch = 1;
+              stack.push_back(o);
+            }
+          }
+        }
+      }
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (body != nullptr &&
+            body->parameter_instruction(static_cast<int64_t>(k))->scratch ==
+                0) {
+          continue;
+        }
+        Source src = Resolve(ops[k]);
+        if (src.member != nullptr) {
+          need_leaf(*member_pos_.Find(src.member), src.leaf);
+        } else {
+          live_external.Insert(ops[k], 0);
+        }
+      }
+    }
+    SmallMap<char> seen;
+    for (size_t i = 0; i < infos_.size(); ++i) {
+      for (Instruction* o : infos_[i].inst->operands()) {
+        if (Resolve(o).member != nullptr) continue;
+        if (seen.Insert(o, 0).second && live_external.Contains(o)) {
+          operands_.push_back(o);
+        }
+      }
+    }
+    return true;
+  }
+
+  // Dry mode: the fusion with a pending body, and its uses replaced.
+  absl::StatusOr<Instruction*> EmitPending(const FuseOptions& options) {
+    if (outputs_.empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("fusing '", members_.back()->name(),
+                 "': no member result is used outside the fusion"));
+    }
+    Shape root_shape;
+    if (outputs_.size() == 1 && !OutputShape(0).IsTuple()) {
+      root_shape = OutputShape(0);
+    } else {
+      std::vector<Shape> shapes;
+      shapes.reserve(outputs_.size());
+      for (size_t j = 0; j < outputs_.size(); ++j) {
+        shapes.push_back(OutputShape(j));
+      }
+      root_shape = Shape::Tuple(std::move(shapes));
+    }
+    auto plan = std::make_unique<PendingFusionPlan>();
+    plan->members = members_;
+    plan->member_operands.reserve(members_.size());
+    for (Instruction* m : members_)
+      plan->member_operands.push_back(m->operands());
+    plan->outputs = outputs_;
+    auto f = std::make_unique<Instruction>(Opcode::kFusion, root_shape);
+    f->set_fusion_kind(options.kind);
+    f->set_name(module_->UniqueInstructionName(options.name));
+    f->mutable_operands_reserve(operands_.size());
+    for (Instruction* o : operands_) f->AppendOperand(o);
+    f->set_pending_body(std::move(plan));
+    Instruction* fusion = rw_->AddInstruction(computation_, std::move(f));
+    HLOGYM_RETURN_IF_ERROR(ReplaceUses(fusion, root_shape));
+    return fusion;
+  }
+
+  // Builds the body of `fusion` (this builder was made from its plan).
+  absl::Status BuildPending(Instruction* fusion) {
+    HLOGYM_RETURN_IF_ERROR(CloneMembers());
+    HLOGYM_RETURN_IF_ERROR(BuildRoot(/*force_tuple=*/false));
+    HLOGYM_RETURN_IF_ERROR(Prune());
+    bool same =
+        operands_.size() == static_cast<size_t>(fusion->operand_count()) &&
+        fused_->root_instruction()->shape() == fusion->shape();
+    for (size_t k = 0; same && k < operands_.size(); ++k) {
+      same = operands_[k] == fusion->operand(static_cast<int64_t>(k));
+    }
+    if (!same) {
+      return absl::InternalError(
+          StrCat("the body built for fusion '", fusion->name(),
+                 "' does not match the operands and shape planned for it"));
+    }
+    Computation* fused = module_->AddComputation(std::move(fused_), false);
+    fusion->set_called_computations({fused});
+    fusion->release_pending_body();
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<Instruction*> Emit(const FuseOptions& options) {
     HLOGYM_RETURN_IF_ERROR(Prune());
     const Shape root_shape = fused_->root_instruction()->shape();
-    Computation* fused = rw_.AddComputation(std::move(fused_));
+    Computation* fused = rw_->AddComputation(std::move(fused_));
     auto f = std::make_unique<Instruction>(Opcode::kFusion, root_shape);
     f->set_fusion_kind(options.kind);
     f->set_called_computations({fused});
     f->set_name(module_->UniqueInstructionName(options.name));
     for (Instruction* o : operands_) f->AppendOperand(o);
-    Instruction* fusion = rw_.AddInstruction(computation_, std::move(f));
+    Instruction* fusion = rw_->AddInstruction(computation_, std::move(f));
     HLOGYM_RETURN_IF_ERROR(ReplaceUses(fusion, root_shape));
-    if (!rw_.dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
+    if (!rw_->dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
     return fusion;
   }
 
@@ -502,12 +727,12 @@ class FusionBuilder {
     if (!root_shape.IsTuple()) return fusion;
     HLOGYM_ASSIGN_OR_RETURN(
         Instruction * gte,
-        MakeGetTupleElement(rw_, fusion, static_cast<int64_t>(j)));
+        MakeGetTupleElement(*rw_, fusion, static_cast<int64_t>(j)));
     if (!reshape_back_) return gte;
     Instruction* original = OriginalOf(j);
     auto r = std::make_unique<Instruction>(Opcode::kReshape, original->shape());
     r->AppendOperand(gte);
-    return rw_.AddInstruction(computation_, std::move(r));
+    return rw_->AddInstruction(computation_, std::move(r));
   }
 
   Instruction* OriginalOf(size_t j) {
@@ -529,15 +754,16 @@ class FusionBuilder {
     SmallMap<char> distinct_users;
     for (Instruction* u : value->users()) distinct_users.Insert(u, 0);
     if (outside_users == static_cast<int64_t>(distinct_users.size())) {
-      return rw_.ReplaceAllUsesWith(value, replacement).status();
+      return rw_->ReplaceAllUsesWith(value, replacement).status();
     }
     SmallMap<char> done;
     for (const ExternalUse& u : uses) {
       if (u.user == nullptr) {
-        HLOGYM_RETURN_IF_ERROR(rw_.SetRoot(computation_, replacement).status());
+        HLOGYM_RETURN_IF_ERROR(
+            rw_->SetRoot(computation_, replacement).status());
       } else if (done.Insert(u.user, 0).second) {
         HLOGYM_RETURN_IF_ERROR(
-            rw_.ReplaceUseWith(value, u.user, replacement).status());
+            rw_->ReplaceUseWith(value, u.user, replacement).status());
       }
     }
     return absl::OkStatus();
@@ -574,7 +800,7 @@ class FusionBuilder {
       }
       if (!info.whole_uses.empty()) {
         HLOGYM_ASSIGN_OR_RETURN(Instruction * tuple,
-                                MakeTuple(rw_, computation_,
+                                MakeTuple(*rw_, computation_,
                                           std::span<Instruction* const>(
                                               out[i].data(), out[i].size())));
         HLOGYM_RETURN_IF_ERROR(Replace(info.inst, info.whole_uses, tuple));
@@ -587,7 +813,7 @@ class FusionBuilder {
     std::vector<int64_t> ids;
     for (Instruction* m : members_) ids.push_back(m->unique_id());
     for (int64_t i = static_cast<int64_t>(members_.size()) - 1; i >= 0; --i) {
-      if (rw_.IsRemoved(ids[i])) continue;
+      if (rw_->IsRemoved(ids[i])) continue;
       Instruction* m = members_[i];
       if (m->shape().IsTuple()) {
         std::vector<Instruction*> dead_gtes;
@@ -598,22 +824,23 @@ class FusionBuilder {
           }
         }
         for (Instruction* g : dead_gtes) {
-          HLOGYM_RETURN_IF_ERROR(rw_.RemoveInstruction(g));
+          HLOGYM_RETURN_IF_ERROR(rw_->RemoveInstruction(g));
         }
-        if (rw_.IsRemoved(ids[i])) continue;
+        if (rw_->IsRemoved(ids[i])) continue;
       }
       if (m->user_count() == 0 && !m->IsRoot()) {
-        HLOGYM_RETURN_IF_ERROR(rw_.RemoveInstruction(m));
+        HLOGYM_RETURN_IF_ERROR(rw_->RemoveInstruction(m));
       }
     }
     return absl::OkStatus();
   }
 
  private:
-  Rewriter& rw_;
+  Rewriter* rw_;
   Module* module_;
   Computation* computation_ = nullptr;
   std::vector<Instruction*> members_;
+  const std::vector<InstructionVector>* snapshot_ = nullptr;
   SmallMap<int64_t> index_;
   SmallMap<size_t> member_pos_;
   std::vector<Instruction*> body_clones_;  // CloneMembers: by body position
@@ -633,8 +860,11 @@ absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
   HLOGYM_RETURN_IF_ERROR(b.Validate());
   HLOGYM_RETURN_IF_ERROR(b.SortMembers());
   b.CollectUses(options.external_uses);
-  HLOGYM_RETURN_IF_ERROR(b.CloneMembers());
   b.ChooseOutputs();
+  if (rw.defer_fusion_bodies() && !sliced && !force_tuple && b.Plan()) {
+    return b.EmitPending(options);
+  }
+  HLOGYM_RETURN_IF_ERROR(b.CloneMembers());
   if (sliced) {
     HLOGYM_RETURN_IF_ERROR(b.BuildSlicedRoot());
   } else {
@@ -644,6 +874,39 @@ absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
 }
 
 }  // namespace
+
+absl::Status BuildPendingFusionBody(Instruction* fusion) {
+  if (!fusion->has_pending_body()) return absl::OkStatus();
+  const auto* plan =
+      static_cast<const PendingFusionPlan*>(fusion->pending_body());
+  FusionBuilder b(fusion, *plan);
+  return b.BuildPending(fusion);
+}
+
+bool HasPendingFusionBodies(const Module& module) {
+  for (const auto& c : module.computations()) {
+    if (c->IsFusionComputation()) continue;
+    bool any = false;
+    c->ForEachInstruction(
+        [&](Instruction* i) { any |= i->has_pending_body(); });
+    if (any) return true;
+  }
+  return false;
+}
+
+absl::Status BuildPendingFusionBodies(Module* module) {
+  std::vector<Instruction*> pending;
+  for (const auto& c : module->computations()) {
+    if (c->IsFusionComputation()) continue;
+    c->ForEachInstruction([&](Instruction* i) {
+      if (i->has_pending_body()) pending.push_back(i);
+    });
+  }
+  for (Instruction* f : pending) {
+    HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Instruction*> FuseInstructions(
     Rewriter& rw, std::span<Instruction* const> members,

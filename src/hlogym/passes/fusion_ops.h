@@ -77,6 +77,21 @@ absl::StatusOr<Instruction*> FuseProducerIntoConsumer(
 absl::StatusOr<Instruction*> FuseSiblings(Rewriter& rw, Instruction* a,
                                           Instruction* b, FusionKind kind);
 
+// ---- Pending bodies. When the Rewriter defers fusion bodies
+// (Rewriter::defer_fusion_bodies), FuseInstructions, FuseProducerIntoConsumer
+// and FuseSiblings work out the fusion's operands and shape and attach a
+// recipe instead of cloning the members: the fusion has no fused
+// computation until its body is built. ApplyDecisions builds those of the
+// chosen candidates; owners of a paused module build the rest before
+// anything reads it.
+
+// Builds `fusion`'s pending body (nothing if it has none). Its members
+// must still be in the graph.
+absl::Status BuildPendingFusionBody(Instruction* fusion);
+// Builds every pending body in the module.
+absl::Status BuildPendingFusionBodies(Module* module);
+bool HasPendingFusionBodies(const Module& module);
+
 // FusionMerger's operation: fuses `producer` (usually a loop fusion) into
 // every one of its users, which must all be fusible instructions; the
 // producer dies in apply mode. Returns the new fusions in user order.

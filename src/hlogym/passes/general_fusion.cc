@@ -297,9 +297,14 @@ std::vector<std::string> GeneralFusion::OptionNames() const {
 }
 
 absl::StatusOr<bool> GeneralFusion::RunWith(Module* module, Rewriter& rw) {
+  // The pass never reads its candidates' bodies: they may stay pending.
+  rw.set_defer_fusion_bodies(true);
   if (rw.dry()) return ProposeFusions(module, rw, siblings_, sibling_partners_);
-  // Apply mode: every candidate accepted (the first one at each use).
+  // Apply mode: every candidate accepted (the first one at each use), and
+  // ApplyDecisions builds the chosen bodies at once.
+  DeferFusionBodies defer(module);
   Rewriter dry(module, RewriteMode::kDry);
+  dry.set_defer_fusion_bodies(true);
   HLOGYM_ASSIGN_OR_RETURN(
       bool proposed, ProposeFusions(module, dry, siblings_, sibling_partners_));
   HLOGYM_ASSIGN_OR_RETURN(AugmentStats stats, dry.Finish());

@@ -239,6 +239,9 @@ absl::StatusOr<PipelineRunStats> RunNamedPipeline(Module* module,
   PipelineRunStats stats;
   PipelineRunner runner(pipeline.get(), module);
   runner.set_decisions_reported(true);
+  // Each pause is decided and applied at once, which builds the chosen
+  // candidates' bodies: the others are never built.
+  DeferFusionBodies defer(module);
   while (true) {
     HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State state, runner.Run());
     if (state == PipelineRunner::State::kDone) break;

@@ -54,6 +54,15 @@ class Rewriter {
   Module* module() const { return module_; }
   RewriteMode mode() const { return mode_; }
   bool dry() const { return mode_ == RewriteMode::kDry; }
+  // Dry mode, and the pass and the module both allow it: fusion operations
+  // attach a pending body to each candidate instead of building its fused
+  // computation (see FuseInstructions). The pass sets it when it never
+  // reads its own candidates' bodies; the module's owner when it builds the
+  // chosen ones before anything reads them (Module::defer_fusion_bodies).
+  bool defer_fusion_bodies() const {
+    return defer_fusion_bodies_ && dry() && module_->defer_fusion_bodies();
+  }
+  void set_defer_fusion_bodies(bool on) { defer_fusion_bodies_ = on; }
   // Apply mode: the module changed. Dry mode: an opportunity was recorded.
   bool changed() const { return changed_; }
 
@@ -125,6 +134,7 @@ class Rewriter {
   RewriteMode mode_;
   bool changed_ = false;
   bool finished_ = false;
+  bool defer_fusion_bodies_ = false;
   int64_t first_new_id_;
   absl::flat_hash_set<int64_t> removed_;
   // Apply mode: fused computations of removed fusions (dropped at Finish
