@@ -25,6 +25,7 @@ namespace hlogym {
 namespace {
 
 using test::ParseAndVerify;
+using test::ReadExample;
 
 int64_t CountPending(const Module& m) {
   int64_t n = 0;
@@ -122,13 +123,6 @@ int64_t CheckRounds(const Module& start, const std::string& policy,
     EXPECT_EQ(DagHash(*eager), DagHash(*lazy));
   }
   return pending_seen;
-}
-
-std::string ReadExample(std::string_view name) {
-  std::ifstream in(StrCat(HLOGYM_SOURCE_DIR, "/examples/", name));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(PendingFusionBodies, ExamplesMatchEagerBodies) {

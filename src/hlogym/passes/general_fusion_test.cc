@@ -26,6 +26,7 @@ namespace {
 
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
+using test::ReadExample;
 using test::Text;
 
 int64_t CountOpcode(const Computation& c, Opcode op) {
@@ -205,13 +206,6 @@ TEST(GeneralFusion, RespectsTheOperandBudget) {
   absl::StatusOr<AugmentStats> stats = pass.RunDry(m.get());
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->alternatives, 1);  // cons into n only
-}
-
-std::string ReadExample(std::string_view name) {
-  std::ifstream in(StrCat(HLOGYM_SOURCE_DIR, "/examples/", name));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A computation nothing calls is dead: no candidate is offered in it (it

@@ -21,6 +21,7 @@ using test::ExpectNoRewrite;
 using test::ExpectRewrite;
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
+using test::ReadExample;
 using test::Root;
 using test::Text;
 
@@ -704,13 +705,6 @@ ENTRY main {
 }
 
 // ---- Whole models: the legacy pipeline order.
-
-std::string ReadExample(std::string_view name) {
-  std::ifstream in(StrCat(HLOGYM_SOURCE_DIR, "/examples/", name));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void CheckLegacyPipeline(std::string_view file) {
   std::string text = ReadExample(file);

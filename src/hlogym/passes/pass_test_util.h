@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -27,6 +29,15 @@
 #include "hlogym/text/printer.h"
 
 namespace hlogym::test {
+
+// The text of a file in the project's examples/ folder ("" if missing).
+inline std::string ReadExample(std::string_view name) {
+  std::ifstream in(std::string(HLOGYM_SOURCE_DIR) + "/examples/" +
+                   std::string(name));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 inline std::unique_ptr<Module> ParseAndVerify(std::string_view text) {
   absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(text);

@@ -23,6 +23,7 @@ namespace {
 
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
+using test::ReadExample;
 using test::Text;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -539,13 +540,6 @@ TEST(PriorityFusion, Options) {
 }
 
 // ---- Whole models.
-
-std::string ReadExample(std::string_view name) {
-  std::ifstream in(StrCat(HLOGYM_SOURCE_DIR, "/examples/", name));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void CheckModel(std::string_view file) {
   std::string text = ReadExample(file);
