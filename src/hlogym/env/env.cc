@@ -124,13 +124,6 @@ absl::Status Env::EnsureEvaluator() {
   return absl::OkStatus();
 }
 
-template <typename F>
-auto Env::WithDeferredBodies(F&& f) {
-  DeferFusionBodies defer(module_.get());
-  bodies_pending_ = true;
-  return f();
-}
-
 absl::Status Env::BuildPendingBodies() const {
   if (bodies_pending_) {
     bodies_pending_ = false;
@@ -157,10 +150,10 @@ absl::StatusOr<bool> Env::RunPass(std::string_view pass, bool dry) {
   HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
   Changed();
   if (dry) {
-    HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, WithDeferredBodies([&] {
-                              return p->RunDry(module_.get());
-                            }));
-    return s.alternatives > 0;
+    DeferFusionBodies defer(module_.get());
+    HLOGYM_ASSIGN_OR_RETURN(AugmentStats s, p->RunDry(module_.get()));
+    bodies_pending_ = s.alternatives > 0;
+    return bodies_pending_;
   }
   HLOGYM_ASSIGN_OR_RETURN(bool changed, p->Run(module_.get()));
   if (options_.verify) HLOGYM_RETURN_IF_ERROR(VerifyModule(*module_));
@@ -206,9 +199,10 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Env::BuildPipeline(
 
 absl::StatusOr<bool> Env::RunToPause() {
   Changed();
-  HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s,
-                          WithDeferredBodies([&] { return runner_->Run(); }));
+  DeferFusionBodies defer(module_.get());
+  HLOGYM_ASSIGN_OR_RETURN(PipelineRunner::State s, runner_->Run());
   paused_ = s == PipelineRunner::State::kPaused;
+  bodies_pending_ = paused_;
   return paused_;
 }
 

@@ -176,10 +176,6 @@ class Env {
   void CopyStateFrom(const Env& other, bool share_evaluator);
   // Every change of the module goes through here.
   void Changed() { alternatives_known_ = false; }
-  // Runs a pipeline step or a dry pass letting fusion candidates' bodies
-  // wait until they are chosen (Apply builds those) or read.
-  template <typename F>
-  auto WithDeferredBodies(F&& f);
   // Builds the bodies still pending. Logically const: the module stands
   // for the same graph before and after. A failure (an internal error: the
   // plans are checked against the built bodies) is kept for the next call
@@ -200,7 +196,9 @@ class Env {
   // walks the whole graph; agents ask for them several times per step).
   mutable std::vector<Instruction*> alternatives_;
   mutable bool alternatives_known_ = false;
-  // The last dry run may have left fusion bodies pending.
+  // Dry runs started here let fusion candidates' bodies wait until they
+  // are chosen (Apply builds those) or read: set while such a run's
+  // alternatives are undecided.
   mutable bool bodies_pending_ = false;
   mutable absl::Status pending_status_;
 };

@@ -290,6 +290,9 @@ std::unique_ptr<Computation> Computation::Clone() const {
       n->operands_[k] = op;
       if (op->users_.empty() || op->users_.back() != n) op->users_.push_back(n);
     }
+    if (old->pending_body_) {
+      n->pending_body_ = old->pending_body_->CloneWith(fresh);
+    }
     if (old->control_) {
       auto& edges = n->control();
       for (Instruction* x : old->control_->successors) {
@@ -298,12 +301,6 @@ std::unique_ptr<Computation> Computation::Clone() const {
       for (Instruction* x : old->control_->predecessors) {
         edges.predecessors.push_back(fresh[x->slot_]);
       }
-    }
-  }
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const Instruction* old = slots_[i].get();
-    if (old && old->pending_body_) {
-      fresh[i]->pending_body_ = old->pending_body_->CloneWith(fresh);
     }
   }
   if (root_) c->root_ = fresh[root_->slot_];

@@ -203,6 +203,7 @@ Computation* Instruction::while_body() const {
              ? called_computations_[1]
              : nullptr;
 }
+
 int64_t PendingFusionBody::SlotOf(const Instruction& inst) {
   return inst.slot_;
 }

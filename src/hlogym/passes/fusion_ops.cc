@@ -412,7 +412,8 @@ class FusionBuilder {
   }
 
   // One output per used leaf; fills `outputs_` with (member index, leaf).
-  void ChooseOutputs() {
+  // Fails when no member result is used outside the set.
+  absl::Status ChooseOutputs() {
     for (size_t i = 0; i < infos_.size(); ++i) {
       MemberInfo& info = infos_[i];
       const bool whole = !info.whole_uses.empty();
@@ -423,6 +424,12 @@ class FusionBuilder {
         }
       }
     }
+    if (outputs_.empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("fusing '", members_.back()->name(),
+                 "': no member result is used outside the fusion"));
+    }
+    return absl::OkStatus();
   }
 
   Instruction* OutputValue(size_t j) {
@@ -446,11 +453,6 @@ class FusionBuilder {
   // Plain root: the single array output itself, else a tuple of outputs.
   // `force_tuple` keeps a tuple even for one output.
   absl::Status BuildRoot(bool force_tuple) {
-    if (outputs_.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat("fusing '", members_.back()->name(),
-                 "': no member result is used outside the fusion"));
-    }
     if (outputs_.size() == 1 && !force_tuple) {
       Instruction* v = OutputValue(0);
       if (!v->shape().IsTuple()) {
@@ -651,11 +653,6 @@ class FusionBuilder {
 
   // Dry mode: the fusion with a pending body, and its uses replaced.
   absl::StatusOr<Instruction*> EmitPending(const FuseOptions& options) {
-    if (outputs_.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat("fusing '", members_.back()->name(),
-                 "': no member result is used outside the fusion"));
-    }
     Shape root_shape;
     if (outputs_.size() == 1 && !OutputShape(0).IsTuple()) {
       root_shape = OutputShape(0);
@@ -673,15 +670,7 @@ class FusionBuilder {
     for (Instruction* m : members_)
       plan->member_operands.push_back(m->operands());
     plan->outputs = outputs_;
-    auto f = std::make_unique<Instruction>(Opcode::kFusion, root_shape);
-    f->set_fusion_kind(options.kind);
-    f->set_name(module_->UniqueInstructionName(options.name));
-    f->mutable_operands_reserve(operands_.size());
-    for (Instruction* o : operands_) f->AppendOperand(o);
-    f->set_pending_body(std::move(plan));
-    Instruction* fusion = rw_->AddInstruction(computation_, std::move(f));
-    HLOGYM_RETURN_IF_ERROR(ReplaceUses(fusion, root_shape));
-    return fusion;
+    return AddFusion(root_shape, options, nullptr, std::move(plan));
   }
 
   // Builds the body of `fusion` (this builder was made from its plan).
@@ -710,14 +699,26 @@ class FusionBuilder {
     HLOGYM_RETURN_IF_ERROR(Prune());
     const Shape root_shape = fused_->root_instruction()->shape();
     Computation* fused = rw_->AddComputation(std::move(fused_));
+    HLOGYM_ASSIGN_OR_RETURN(Instruction * fusion,
+                            AddFusion(root_shape, options, fused, nullptr));
+    if (!rw_->dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
+    return fusion;
+  }
+
+  // The fusion instruction, calling `fused` or carrying `pending`, and the
+  // members' outside uses replaced by its outputs.
+  absl::StatusOr<Instruction*> AddFusion(
+      const Shape& root_shape, const FuseOptions& options, Computation* fused,
+      std::unique_ptr<PendingFusionBody> pending) {
     auto f = std::make_unique<Instruction>(Opcode::kFusion, root_shape);
     f->set_fusion_kind(options.kind);
-    f->set_called_computations({fused});
+    if (fused != nullptr) f->set_called_computations({fused});
+    f->set_pending_body(std::move(pending));
     f->set_name(module_->UniqueInstructionName(options.name));
+    f->mutable_operands_reserve(operands_.size());
     for (Instruction* o : operands_) f->AppendOperand(o);
     Instruction* fusion = rw_->AddInstruction(computation_, std::move(f));
     HLOGYM_RETURN_IF_ERROR(ReplaceUses(fusion, root_shape));
-    if (!rw_->dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
     return fusion;
   }
 
@@ -860,7 +861,7 @@ absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
   HLOGYM_RETURN_IF_ERROR(b.Validate());
   HLOGYM_RETURN_IF_ERROR(b.SortMembers());
   b.CollectUses(options.external_uses);
-  b.ChooseOutputs();
+  HLOGYM_RETURN_IF_ERROR(b.ChooseOutputs());
   if (rw.defer_fusion_bodies() && !sliced && !force_tuple && b.Plan()) {
     return b.EmitPending(options);
   }
