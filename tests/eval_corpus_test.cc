@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -243,9 +244,12 @@ TEST(InterpreterCorpus, RunsEligibleModules) {
         continue;
       }
       const std::string key = folder + "/" + e.file;
-      auto listed_it = known.find(key);
-      const bool listed_slow = listed_it != known.end() &&
-                               listed_it->second.rfind("[slow]", 0) == 0;
+      const auto it = known.find(key);
+      const bool listed = it != known.end();
+      auto listed_as = [&](std::string_view category) {
+        return listed && it->second.rfind(category, 0) == 0;
+      };
+      const bool listed_slow = listed_as("[slow]");
       if (verbose) std::fprintf(stderr, "run %s\n", key.c_str());
       auto start = std::chrono::steady_clock::now();
       absl::Status status;
@@ -269,8 +273,6 @@ TEST(InterpreterCorpus, RunsEligibleModules) {
       std::lock_guard<std::mutex> lock(mu);
       ++eligible;
       slowest.emplace_back(secs, key);
-      auto it = known.find(key);
-      const bool listed = it != known.end();
       const std::string message(status.message());
       if (status.ok()) {
         ++ran;
@@ -286,13 +288,12 @@ TEST(InterpreterCorpus, RunsEligibleModules) {
       } else if (verbose) {
         std::printf("LISTED %s: %s\n", key.c_str(), message.c_str());
       }
+      // Categories are checked, not just claimed.
       if (!status.ok() && listed_slow &&
           message.find("exceeded its time limit") == std::string::npos) {
         unexpected.push_back(key + " is listed as slow but: " + message);
       }
-      if (!status.ok() && listed &&
-          it->second.rfind("[nonterminating]", 0) == 0) {
-        // The category is checked, not just claimed.
+      if (!status.ok() && listed_as("[nonterminating]")) {
         if (message.find("the loop never ends") == std::string::npos) {
           unexpected.push_back(key +
                                " is listed as non-terminating but: " + message);
