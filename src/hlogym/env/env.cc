@@ -305,6 +305,31 @@ absl::StatusOr<StepResult> Env::Step(std::span<const int64_t> decisions) {
   return r;
 }
 
+absl::StatusOr<double> Env::StepThenStop(std::span<const int64_t> decisions,
+                                         bool* reached_decision) {
+  if (!paused_) {
+    return absl::FailedPreconditionError(
+        runner_ == nullptr ? "no pipeline was started: nothing to decide"
+                           : "the pipeline is done: nothing to decide");
+  }
+  HLOGYM_RETURN_IF_ERROR(Apply(decisions).status());
+  const int64_t skipped = runner_->dry_passes_skipped();
+  runner_->set_keep_originals(true);
+  absl::StatusOr<bool> paused = RunToPause();
+  runner_->set_keep_originals(false);
+  HLOGYM_RETURN_IF_ERROR(paused.status());
+  ++steps_;
+  if (*paused) {
+    return absl::InternalError(
+        StrCat("pipeline '", pipeline_name_,
+               "' paused while every original was kept"));
+  }
+  if (reached_decision != nullptr) {
+    *reached_decision = runner_->dry_passes_skipped() > skipped;
+  }
+  return Seconds();
+}
+
 absl::StatusOr<EvaluationResult> Env::Evaluate(std::string_view backend) {
   HLOGYM_RETURN_IF_ERROR(BuildPendingBodies());
   if (backend.empty() || backend == options_.evaluator) {

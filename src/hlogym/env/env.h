@@ -115,6 +115,15 @@ class Env {
       std::span<const int64_t> operand_indices);
   // Apply() then Resume(): one MDP step. Refused when not paused.
   absl::StatusOr<StepResult> Step(std::span<const int64_t> decisions);
+  // Step(decisions), then every later decision keeps its originals, and
+  // the modelled seconds of where the state ends: StopSeconds() of the
+  // state Step() leads to, without the dry runs that pricing a paused
+  // state repeats and prunes (a rollout's last step). The environment is
+  // then done. `reached_decision`, when given, tells whether the rest of
+  // the pipeline reached a dry pass; if not, Step() would have ended the
+  // pipeline too.
+  absl::StatusOr<double> StepThenStop(std::span<const int64_t> decisions,
+                                      bool* reached_decision = nullptr);
 
   // ---- Measures.
   // With the environment's evaluator (cached across calls and forks), or

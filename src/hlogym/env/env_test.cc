@@ -4,9 +4,15 @@
 
 #include <cstdio>
 #include <fstream>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/algorithm/container.h"
 #include "hlogym/env/test_modules.h"
 #include "hlogym/ir/dag_hash.h"
+#include "hlogym/passes/pass_test_util.h"
 #include "hlogym/passes/pipelines.h"
 #include "hlogym/text/parser.h"
 
@@ -223,6 +229,82 @@ TEST(Env, StopSecondsIsTheEndWithOriginalsKept) {
   }
   EXPECT_LT(pick_first->StopSeconds().value_or(1), *stop);
   EXPECT_EQ(end->StopSeconds().value_or(-1), end->Seconds().value_or(-2));
+}
+
+// StepThenStop skips the dry runs that StopSeconds prunes again: over
+// random walks in every decision pipeline, it must price and end exactly
+// as Step followed by keeping every original does.
+TEST(Env, StepThenStopIsStepThenKeepingOriginals) {
+  const std::vector<std::pair<std::string, std::string>> modules = {
+      {"shared", std::string(kShared)},
+      {"softmax", std::string(test::kSoftmaxRow)},
+      {"diamond", std::string(test::kDiamond)},
+      {"cartpole", test::ReadExample("cartpole_step.hlo")},
+  };
+  // Larger models for the main decision pipelines.
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"transformer", test::ReadExample("transformer_encoder.hlo")},
+      {"scan", test::ReadExample("cartpole_scan.hlo")},
+  };
+  const std::vector<std::string> main_pipelines = {
+      "general-fusion", "general-fusion-vertical", "single-fusion",
+      "algebraic-simplifier"};
+  std::mt19937_64 rng(7);
+  int64_t compared = 0, reached = 0;
+  for (const std::string& pipeline : DecisionPipelineNames()) {
+    auto inputs = modules;
+    if (absl::c_linear_search(main_pipelines, pipeline)) {
+      inputs.insert(inputs.end(), models.begin(), models.end());
+    }
+    for (const auto& [module_name, text] : inputs) {
+      ASSERT_FALSE(text.empty()) << module_name;
+      auto env = MakeEnv(text);
+      ASSERT_NE(env, nullptr);
+      ASSERT_TRUE(env->StartPipeline(pipeline).ok()) << pipeline;
+      for (int step = 0; step < 4 && env->paused(); ++step) {
+        std::vector<int64_t> d = env->ChoiceCounts();
+        for (int64_t& c : d) c = static_cast<int64_t>(rng() % c);
+        const std::string where =
+            pipeline + " on " + module_name + ", step " + std::to_string(step);
+        auto a = env->Fork();
+        absl::StatusOr<StepResult> sa = a->Step(d);
+        ASSERT_TRUE(sa.ok()) << where << ": " << sa.status();
+        absl::StatusOr<double> stop = a->StopSeconds();
+        ASSERT_TRUE(stop.ok()) << where << ": " << stop.status();
+        auto end = a->Fork();
+        while (end->paused()) {
+          ASSERT_TRUE(
+              end->Step(std::vector<int64_t>(end->ChoiceCounts().size(), 0))
+                  .ok())
+              << where;
+        }
+        auto b = env->Fork();
+        bool reached_decision = true;
+        absl::StatusOr<double> fast = b->StepThenStop(d, &reached_decision);
+        ASSERT_TRUE(fast.ok()) << where << ": " << fast.status();
+        EXPECT_TRUE(b->done()) << where;
+        EXPECT_EQ(*fast, *stop) << where;
+        EXPECT_EQ(b->Hash(), end->Hash()) << where;
+
+        EXPECT_EQ(b->module().instruction_count(),
+                  end->module().instruction_count())
+            << where;
+        // Without a dry pass ahead, Step itself ends the pipeline.
+        if (!reached_decision) {
+          EXPECT_TRUE(a->done()) << where;
+        }
+        reached += reached_decision;
+        ++compared;
+        env = std::move(a);
+      }
+    }
+  }
+  std::printf("compared %lld steps, %lld reaching a dry pass\n",
+              static_cast<long long>(compared),
+              static_cast<long long>(reached));
+  EXPECT_GE(compared, 100);
+  EXPECT_GE(reached, 80);
+  EXPECT_GE(compared - reached, 5);
 }
 
 // A pass made dry inside xla-gpu pauses at each of its runs: keeping every

@@ -187,6 +187,18 @@ absl::Status BuildSurvivingBodies(std::span<Instruction* const> nodes,
 
 }  // namespace
 
+bool HasUnusedFusionParameters(const Module& module) {
+  for (const auto& c : module.computations()) {
+    if (!c->IsFusionComputation()) continue;
+    for (const Instruction* p : c->parameter_instructions()) {
+      if (p != nullptr && p->user_count() == 0 && p != c->root_instruction()) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 absl::Status PruneAfterApply(Module* module,
                              std::span<Instruction* const> roots,
                              ApplyStats* stats) {

@@ -61,6 +61,11 @@ absl::Status PruneAfterApply(Module* module,
                              std::span<Instruction* const> roots,
                              ApplyStats* stats);
 
+// True when a fused computation has a parameter nothing reads (and that
+// is not its root): the first ApplyDecisions, even one keeping every
+// original, would prune it.
+bool HasUnusedFusionParameters(const Module& module);
+
 // How decisions are made by the CLI and the rewrite loop.
 class DecisionPolicy {
  public:

@@ -268,6 +268,12 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
         PushFrame(sub);
         continue;
       }
+      // Skipping is exact unless fusions have unused parameters, which the
+      // decisions' pruning would drop: then the pass runs (below).
+      if (e.dry && keep_originals_ && !HasUnusedFusionParameters(*module_)) {
+        ++dry_passes_skipped_;
+        continue;
+      }
       ++passes_run_;
       if (e.dry) {
         if (!decisions_reported_) {
@@ -277,6 +283,16 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
         }
         reported_change_.reset();
         HLOGYM_ASSIGN_OR_RETURN(last_augment_, e.pass->RunDry(module_));
+        if (last_augment_.alternatives > 0 && keep_originals_) {
+          // Decided here, as a caller keeping every original would.
+          ++dry_passes_skipped_;
+          std::vector<int64_t> zeros(AlternativeNodes(*module_).size(), 0);
+          HLOGYM_ASSIGN_OR_RETURN(ApplyStats applied,
+                                  ApplyDecisions(module_, zeros));
+          if (applied.changed) f.changed_this_iteration = true;
+          known_hash.reset();
+          continue;
+        }
         if (last_augment_.alternatives > 0) {
           paused_ = true;
           paused_at_ = std::string(e.pass->name());

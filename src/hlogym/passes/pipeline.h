@@ -106,6 +106,16 @@ class PipelineRunner {
   void ReportApplied(const ApplyStats& stats) {
     reported_change_ = stats.changed;
   }
+  // While on, the run never pauses: every decision keeps its originals,
+  // and the run ends where a caller deciding so would end it. A dry pass
+  // is mostly skipped, as if it had offered nothing: it changes the module
+  // only through its candidates, which keeping every original prunes (up
+  // to names and unique ids). Where fusions have unused parameters, which
+  // that pruning would drop, the pass runs and is decided here. Saves the
+  // dry runs of a state that is only priced.
+  void set_keep_originals(bool on) { keep_originals_ = on; }
+  // Dry passes decided that way so far (skipped, or run and decided).
+  int64_t dry_passes_skipped() const { return dry_passes_skipped_; }
   bool done() const { return frames_.empty() && started_; }
   // The dry pass that paused the run, and what it offered.
   std::string_view paused_at() const { return paused_at_; }
@@ -149,6 +159,8 @@ class PipelineRunner {
   AugmentStats last_augment_;
   int64_t passes_run_ = 0;
   int64_t growth_stops_ = 0;
+  bool keep_originals_ = false;
+  int64_t dry_passes_skipped_ = 0;
 
   void PushFrame(Pipeline* p) {
     frames_.push_back({p});

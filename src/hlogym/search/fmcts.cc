@@ -246,6 +246,11 @@ class FmctsSearch {
     int64_t evaluations = 0;
     std::vector<std::vector<int64_t>> decisions;
     std::unique_ptr<Env> env;
+    // The last step was priced with Env::StepThenStop and its rest of the
+    // pipeline reached a dry pass: Step() might have paused there, so
+    // whether the decisions end the pipeline is not known (env is done
+    // either way).
+    bool end_unsure = false;
   };
   RolloutResult Rollout(std::unique_ptr<Env> env, double leaf_seconds,
                         uint64_t seed);
@@ -384,31 +389,43 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
     return std::move(r);
   };
   // The time limit cuts a rollout short (it then ends at a paused state).
+  bool stopped = false;
   for (int64_t k = 0; k < o_.mcts_rollout_length && env->paused() && !TimeUp();
        ++k) {
     std::vector<int64_t> d = env->ChoiceCounts();
     for (int64_t& c : d) {
       c = c > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(c)) : 0;
     }
-    if (absl::Status st = env->Step(d).status(); !st.ok()) return fail(st);
+    absl::StatusOr<double> s = 0.0;
+    if (k + 1 == o_.mcts_rollout_length) {
+      // The last step is only priced: the same end and price as Step()
+      // then StopSeconds(), without the dry run that pricing prunes.
+      stopped = true;
+      s = env->StepThenStop(d, &r.end_unsure);
+    } else if (absl::Status st = env->Step(d).status(); !st.ok()) {
+      return fail(st);
+    } else if (discounted) {
+      s = env->StopSeconds();
+    }
+    if (!s.ok()) return fail(s.status());
     r.decisions.push_back(std::move(d));
     ++r.steps;
     if (discounted) {
       ++r.evaluations;
-      absl::StatusOr<double> s = env->StopSeconds();
-      if (!s.ok()) return fail(s.status());
       r.value += discount * (prev - *s) / Scale();
       discount *= o_.mcts_gamma;
-      prev = *s;
     }
+    if (discounted || stopped) prev = *s;
   }
   if (r.decisions.empty()) return r;
   if (!discounted) {
     // The rewards telescope: one evaluation at the end.
     ++r.evaluations;
-    absl::StatusOr<double> s = env->StopSeconds();
-    if (!s.ok()) return fail(s.status());
-    prev = *s;
+    if (!stopped) {
+      absl::StatusOr<double> s = env->StopSeconds();
+      if (!s.ok()) return fail(s.status());
+      prev = *s;
+    }
     r.value = (leaf_seconds - prev) / Scale();
   }
   r.end_seconds = prev;
@@ -453,8 +470,19 @@ absl::StatusOr<double> FmctsSearch::RolloutValue(const FmctsNode& leaf) {
     stats_->rollout_steps += r.steps;
     tree_->add_evaluations(r.evaluations);
     sum += r.value;
-    if (r.env != nullptr && r.env->done()) {
+    if (r.env == nullptr || !r.env->done()) continue;
+    if (!r.end_unsure) {
       RecordEnd(r.end_seconds, &leaf, &r.decisions, *r.env);
+    } else if (r.end_seconds < best_seconds_) {
+      // A better end, if the decisions end the pipeline (rare): replay
+      // them to learn whether they do.
+      std::unique_ptr<Env> replay = leaf.env->Fork();
+      for (const std::vector<int64_t>& d : r.decisions) {
+        HLOGYM_RETURN_IF_ERROR(replay->Step(d).status());
+      }
+      if (replay->done()) {
+        RecordEnd(r.end_seconds, &leaf, &r.decisions, *replay);
+      }
     }
   }
   return sum / static_cast<double>(count);
