@@ -290,12 +290,15 @@ absl::StatusOr<ApplyStats> Env::ApplyIndexed(
   return Apply(decisions);
 }
 
+absl::Status Env::CheckPaused() const {
+  if (paused_) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      runner_ == nullptr ? "no pipeline was started: nothing to decide"
+                         : "the pipeline is done: nothing to decide");
+}
+
 absl::StatusOr<StepResult> Env::Step(std::span<const int64_t> decisions) {
-  if (!paused_) {
-    return absl::FailedPreconditionError(
-        runner_ == nullptr ? "no pipeline was started: nothing to decide"
-                           : "the pipeline is done: nothing to decide");
-  }
+  HLOGYM_RETURN_IF_ERROR(CheckPaused());
   StepResult r;
   HLOGYM_ASSIGN_OR_RETURN(r.applied, Apply(decisions));
   r.no_effect = r.applied.non_original == 0;
@@ -307,13 +310,9 @@ absl::StatusOr<StepResult> Env::Step(std::span<const int64_t> decisions) {
 
 absl::StatusOr<double> Env::StepThenStop(std::span<const int64_t> decisions,
                                          bool* reached_decision) {
-  if (!paused_) {
-    return absl::FailedPreconditionError(
-        runner_ == nullptr ? "no pipeline was started: nothing to decide"
-                           : "the pipeline is done: nothing to decide");
-  }
+  HLOGYM_RETURN_IF_ERROR(CheckPaused());
   HLOGYM_RETURN_IF_ERROR(Apply(decisions).status());
-  const int64_t skipped = runner_->dry_passes_skipped();
+  const int64_t kept = runner_->dry_passes_kept();
   runner_->set_keep_originals(true);
   absl::StatusOr<bool> paused = RunToPause();
   runner_->set_keep_originals(false);
@@ -325,7 +324,7 @@ absl::StatusOr<double> Env::StepThenStop(std::span<const int64_t> decisions,
                "' paused while every original was kept"));
   }
   if (reached_decision != nullptr) {
-    *reached_decision = runner_->dry_passes_skipped() > skipped;
+    *reached_decision = runner_->dry_passes_kept() > kept;
   }
   return Seconds();
 }

@@ -182,6 +182,8 @@ class Env {
   absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
       std::string_view name, const std::vector<std::string>& disabled) const;
   absl::StatusOr<bool> RunToPause();
+  // The error of deciding when not paused (Step, StepThenStop).
+  absl::Status CheckPaused() const;
   void CopyStateFrom(const Env& other, bool share_evaluator);
   // Every change of the module goes through here.
   void Changed() { alternatives_known_ = false; }

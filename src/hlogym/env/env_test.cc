@@ -285,7 +285,6 @@ TEST(Env, StepThenStopIsStepThenKeepingOriginals) {
         EXPECT_TRUE(b->done()) << where;
         EXPECT_EQ(*fast, *stop) << where;
         EXPECT_EQ(b->Hash(), end->Hash()) << where;
-
         EXPECT_EQ(b->module().instruction_count(),
                   end->module().instruction_count())
             << where;

@@ -271,7 +271,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
       // Skipping is exact unless fusions have unused parameters, which the
       // decisions' pruning would drop: then the pass runs (below).
       if (e.dry && keep_originals_ && !HasUnusedFusionParameters(*module_)) {
-        ++dry_passes_skipped_;
+        ++dry_passes_kept_;
         continue;
       }
       ++passes_run_;
@@ -285,10 +285,11 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
         HLOGYM_ASSIGN_OR_RETURN(last_augment_, e.pass->RunDry(module_));
         if (last_augment_.alternatives > 0 && keep_originals_) {
           // Decided here, as a caller keeping every original would.
-          ++dry_passes_skipped_;
-          std::vector<int64_t> zeros(AlternativeNodes(*module_).size(), 0);
+          ++dry_passes_kept_;
+          const std::vector<Instruction*> nodes = AlternativeNodes(*module_);
+          const std::vector<int64_t> zeros(nodes.size(), 0);
           HLOGYM_ASSIGN_OR_RETURN(ApplyStats applied,
-                                  ApplyDecisions(module_, zeros));
+                                  ApplyDecisions(module_, zeros, nodes));
           if (applied.changed) f.changed_this_iteration = true;
           known_hash.reset();
           continue;

@@ -115,7 +115,7 @@ class PipelineRunner {
   // dry runs of a state that is only priced.
   void set_keep_originals(bool on) { keep_originals_ = on; }
   // Dry passes decided that way so far (skipped, or run and decided).
-  int64_t dry_passes_skipped() const { return dry_passes_skipped_; }
+  int64_t dry_passes_kept() const { return dry_passes_kept_; }
   bool done() const { return frames_.empty() && started_; }
   // The dry pass that paused the run, and what it offered.
   std::string_view paused_at() const { return paused_at_; }
@@ -160,7 +160,7 @@ class PipelineRunner {
   int64_t passes_run_ = 0;
   int64_t growth_stops_ = 0;
   bool keep_originals_ = false;
-  int64_t dry_passes_skipped_ = 0;
+  int64_t dry_passes_kept_ = 0;
 
   void PushFrame(Pipeline* p) {
     frames_.push_back({p});
