@@ -210,6 +210,10 @@ bool IsInputFusibleReduction(const Instruction& inst) {
 
 // The producer is fused into the consumer: same operand, or a
 // get-tuple-element of it.
+// Up to this many operands of a producer-consumer pair, fused operands are
+// matched by a linear scan rather than a hash map.
+constexpr int64_t kLinearOperandLimit = 16;
+
 bool ReadsProducer(const Instruction* operand, const Instruction& producer) {
   return operand == &producer ||
          (operand->opcode() == Opcode::kGetTupleElement &&
@@ -828,19 +832,36 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
 
   // Operands of the fused kernel: the producer's, then the consumer's other
   // operands, each once, with the first index at which each side reads it
-  // (-1: not read). Fusions may have ~100 operands, hence the map.
+  // (-1: not read). Most pairs have a handful of operands (a linear
+  // scan); fusions may have ~100, hence the map beyond that.
   struct FusedOperand {
     const Instruction* value;
     int64_t producer_index;
     int64_t consumer_index;
   };
   absl::InlinedVector<FusedOperand, 8> operands;
+  const bool indexed =
+      producer.operand_count() + consumer.operand_count() > kLinearOperandLimit;
   absl::flat_hash_map<const Instruction*, size_t> position;
+  if (indexed) {
+    position.reserve(producer.operand_count() + consumer.operand_count());
+    operands.reserve(producer.operand_count() + consumer.operand_count());
+  }
+  auto find = [&](const Instruction* o) -> size_t {
+    if (indexed) {
+      auto [it, inserted] = position.try_emplace(o, operands.size());
+      if (inserted) operands.push_back({o, -1, -1});
+      return it->second;
+    }
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (operands[k].value == o) return k;
+    }
+    operands.push_back({o, -1, -1});
+    return operands.size() - 1;
+  };
   auto add = [&](const Instruction* o, bool from_producer, int64_t index) {
     if (ReadsProducer(o, producer)) return;
-    auto [it, inserted] = position.try_emplace(o, operands.size());
-    if (inserted) operands.push_back({o, -1, -1});
-    FusedOperand& f = operands[it->second];
+    FusedOperand& f = operands[find(o)];
     int64_t& slot = from_producer ? f.producer_index : f.consumer_index;
     if (slot < 0) slot = index;
   };

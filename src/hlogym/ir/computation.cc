@@ -119,6 +119,23 @@ absl::Status Computation::RemoveInstruction(Instruction* inst) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<Instruction>> Computation::ReleaseInstruction(
+    Instruction* inst) {
+  if (inst->parent_ != this || inst->is_detached() ||
+      inst->opcode() == Opcode::kParameter) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot release '", inst->name(), "' from computation '", name_,
+               "': it is not one of its non-parameter instructions"));
+  }
+  std::unique_ptr<Instruction> owned = std::move(slots_[inst->slot_]);
+  owned->parent_ = nullptr;
+  owned->slot_ = -1;
+  --live_count_;
+  if (inst == root_) root_ = nullptr;
+  CompactIfSparse();
+  return owned;
+}
+
 absl::Status Computation::RemoveInstructionAndUnusedOperands(
     Instruction* inst) {
   InstructionVector operands = inst->operands();

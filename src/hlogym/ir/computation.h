@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "hlogym/ir/instruction.h"
 
 namespace hlogym {
@@ -45,6 +46,12 @@ class Computation {
   // Removes an instruction without users (its operand edges and control
   // edges are dropped). Not allowed on the root or on parameters.
   absl::Status RemoveInstruction(Instruction* inst);
+  // Takes `inst` (not a parameter, not detached) out of this computation
+  // and hands it over, edges untouched, to be added to another computation
+  // (AddInstruction keeps its unique id). The caller rewires its operands
+  // and users. Releasing the root leaves the computation without one.
+  absl::StatusOr<std::unique_ptr<Instruction>> ReleaseInstruction(
+      Instruction* inst);
   // Removes `inst` and then every operand that became unused and has no
   // side effect, recursively.
   absl::Status RemoveInstructionAndUnusedOperands(Instruction* inst);

@@ -354,6 +354,10 @@ class FusionBuilder {
         info.whole = Add(std::move(clone));
         continue;
       }
+      if (CanMoveBody(info)) {
+        HLOGYM_RETURN_IF_ERROR(MoveBody(info, ops));
+        continue;
+      }
       // Inline the member fusion's body. Its instructions' scratch fields
       // (which the post-order overwrites anyway) hold their positions in
       // the post-order, which index their clones.
@@ -396,6 +400,53 @@ class FusionBuilder {
       }
       info.whole = clones[root->scratch];
     }
+    return absl::OkStatus();
+  }
+
+  // A member fusion whose body this run made (no other caller) and which
+  // the fusion replaces entirely: an array-shaped sink, so all its uses are
+  // outputs and Emit removes it. Its body can move into the new fusion
+  // instead of being copied. That keeps a consumer that absorbs producers
+  // one at a time linear in its size instead of quadratic.
+  bool CanMoveBody(const MemberInfo& info) const {
+    const Instruction* m = info.inst;
+    return rw_ != nullptr && !rw_->dry() && snapshot_ == nullptr && info.sink &&
+           m->shape().IsArray() && m->opcode() == Opcode::kFusion &&
+           rw_->IsAddedComputation(m->fused_computation());
+  }
+
+  // Moves the body of `info`'s fusion (see CanMoveBody) into the fused
+  // computation, its parameters replaced by `ops`. The instructions keep
+  // their names and unique ids; the emptied body is dropped with the
+  // member at Finish.
+  absl::Status MoveBody(MemberInfo& info,
+                        const std::vector<Instruction*>& ops) {
+    Computation* body = info.inst->fused_computation();
+    Instruction* root = body->root_instruction();
+    if (root == nullptr || root->parent() != body ||
+        root->opcode() == Opcode::kParameter) {
+      return absl::InternalError(
+          StrCat("fused computation '", body->name(), "' has no movable root"));
+    }
+    for (Instruction* inner : body->MakeInstructionPostOrder()) {
+      if (inner->opcode() == Opcode::kParameter) continue;
+      for (int64_t k = 0; k < inner->operand_count(); ++k) {
+        const Instruction* o = inner->operand(k);
+        if (o->opcode() != Opcode::kParameter) continue;
+        const int64_t p = o->parameter_number();
+        if (o->parent() != body || p < 0 ||
+            p >= static_cast<int64_t>(ops.size())) {
+          return absl::InternalError(StrCat("fused computation '", body->name(),
+                                            "' is malformed at '",
+                                            inner->name(), "'"));
+        }
+        HLOGYM_RETURN_IF_ERROR(inner->ReplaceOperandWith(k, ops[p]));
+      }
+      HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> owned,
+                              body->ReleaseInstruction(inner));
+      fused_->AddInstruction(std::move(owned));
+    }
+    info.whole = root;
     return absl::OkStatus();
   }
 

@@ -59,7 +59,11 @@ struct FuseOptions {
 //  - the caller guarantees that no path leads from one member to another
 //    through a non-member (WouldCreateCycle checks it); in dry mode the
 //    Rewriter would also reject such a candidate.
-// Apply mode: members left without users are removed. Returns the fusion.
+// Apply mode: members left without users are removed. A member fusion
+// made earlier in the same run that the new fusion replaces hands its body
+// over (moved, ids and names kept) instead of having it copied, so fusing
+// producers one at a time into a growing consumer stays linear.
+// Returns the fusion.
 absl::StatusOr<Instruction*> FuseInstructions(
     Rewriter& rw, std::span<Instruction* const> members,
     const FuseOptions& options);

@@ -184,6 +184,105 @@ TEST(FusionOps, FusionIntoFusionInlinesBothBodies) {
   EXPECT_NE(root->fused_computation()->name(), "f2");
 }
 
+// In one apply-mode run, a fusion this run made and then fuses into
+// another one hands over its body instead of having it copied: the
+// instructions keep their unique ids. The result is the one separate runs
+// give, where each body is an input fusion's and is copied.
+TEST(FusionOps, ApplyRunMovesBodiesOfItsOwnFusions) {
+  constexpr std::string_view kText = R"(
+HloModule chain3
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  e = f32[8] exponential(p0)
+  n = f32[8] negate(e)
+  m = f32[8] multiply(n, p1)
+  ROOT a = f32[8] add(m, e)
+}
+)";
+  auto original = ParseAndVerify(kText);
+  // Fuses m into a, n into that fusion, then e into the result; `runs`
+  // Rewriter runs (1: one run for all three, 3: one run each).
+  auto fuse_chain = [&](int runs, std::vector<int64_t>* root_ids) {
+    auto mod = original->Clone();
+    auto rw = std::make_unique<Rewriter>(mod.get(), RewriteMode::kApply);
+    Instruction* consumer = Find(*mod, "a");
+    for (std::string_view producer : {"m", "n", "e"}) {
+      absl::StatusOr<Instruction*> f = FuseProducerIntoConsumer(
+          *rw, Find(*mod, producer), consumer, FusionKind::kLoop);
+      EXPECT_TRUE(f.ok()) << f.status();
+      if (!f.ok()) return mod;
+      consumer = *f;
+      root_ids->push_back(
+          consumer->fused_computation()->root_instruction()->unique_id());
+      if (runs == 3) {
+        EXPECT_TRUE(rw->Finish().ok());
+        rw = std::make_unique<Rewriter>(mod.get(), RewriteMode::kApply);
+      }
+    }
+    EXPECT_TRUE(rw->Finish().ok());
+    return mod;
+  };
+  std::vector<int64_t> moved_ids, copied_ids;
+  auto moved = fuse_chain(1, &moved_ids);
+  auto copied = fuse_chain(3, &copied_ids);
+  ASSERT_EQ(moved_ids.size(), 3u);
+  ASSERT_EQ(copied_ids.size(), 3u);
+  // One run: the body's root (the add) is the same instruction throughout.
+  EXPECT_EQ(moved_ids[1], moved_ids[0]);
+  EXPECT_EQ(moved_ids[2], moved_ids[0]);
+  // Separate runs: each fusion copies the body of the one before.
+  EXPECT_NE(copied_ids[1], copied_ids[0]);
+  EXPECT_NE(copied_ids[2], copied_ids[1]);
+  for (const Module* m : {moved.get(), copied.get()}) {
+    EXPECT_TRUE(VerifyModule(*m).ok()) << VerifyModule(*m) << Text(*m);
+    // The entry and the one fused computation: emptied and replaced
+    // bodies are gone.
+    EXPECT_EQ(m->computations().size(), 2u) << Text(*m);
+    const Instruction* root = m->entry_computation()->root_instruction();
+    ASSERT_EQ(root->opcode(), Opcode::kFusion);
+    EXPECT_EQ(root->operand_count(), 2);
+    // e, n, m, a and two parameters.
+    EXPECT_EQ(root->fused_computation()->instruction_count(), 6);
+    ExpectSameOutputs(*original, *m);
+  }
+  EXPECT_EQ(DagHash(*moved), DagHash(*copied)) << Text(*moved) << Text(*copied);
+}
+
+// A fusion this run made that keeps users outside (the producer of a
+// duplicating fusion) keeps its body: it is copied, not moved.
+TEST(FusionOps, ApplyRunCopiesBodiesOfFusionsThatStay) {
+  constexpr std::string_view kText = R"(
+HloModule stay
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  e = f32[8] exponential(p0)
+  n = f32[8] negate(e)
+  a = f32[8] abs(n)
+  s = f32[8] sine(n)
+  ROOT t = (f32[8], f32[8]) tuple(a, s)
+}
+)";
+  auto original = ParseAndVerify(kText);
+  auto mod = original->Clone();
+  Rewriter rw(mod.get(), RewriteMode::kApply);
+  absl::StatusOr<Instruction*> f1 = FuseProducerIntoConsumer(
+      rw, Find(*mod, "e"), Find(*mod, "n"), FusionKind::kLoop);
+  ASSERT_TRUE(f1.ok()) << f1.status();
+  const int64_t body_root =
+      (*f1)->fused_computation()->root_instruction()->unique_id();
+  // f1 feeds a and s: fused into a, it stays for s.
+  absl::StatusOr<Instruction*> f2 = FuseProducerIntoConsumer(
+      rw, *f1, Find(*mod, "a"), FusionKind::kLoop, ExternalUses::kDuplicate);
+  ASSERT_TRUE(f2.ok()) << f2.status();
+  EXPECT_EQ((*f1)->fused_computation()->root_instruction()->unique_id(),
+            body_root);
+  EXPECT_EQ((*f1)->fused_computation()->instruction_count(), 3);
+  ASSERT_TRUE(rw.Finish().ok());
+  EXPECT_TRUE(VerifyModule(*mod).ok()) << VerifyModule(*mod) << Text(*mod);
+  ExpectSameOutputs(*original, *mod);
+}
+
 TEST(FusionOps, MergeIntoUsersFusesIntoEveryUser) {
   constexpr std::string_view kText = R"(
 HloModule merge

@@ -173,7 +173,8 @@ bool IsReshapeBitcast(const Instruction& inst) {
          inst.operand(0)->shape().element_type() == inst.shape().element_type();
 }
 
-// IsIntermediate without the single-user condition.
+}  // namespace
+
 bool IsIntermediateIgnoringUsers(const Instruction& inst,
                                  int allowed_operand_count) {
   if (inst.operand_count() == 0 ||
@@ -192,6 +193,8 @@ bool IsIntermediateIgnoringUsers(const Instruction& inst,
       return false;
   }
 }
+
+namespace {
 
 // Walks up from `root` through intermediate ops; stops at the fusion's
 // parameters (the kernel boundary).

@@ -135,6 +135,10 @@ bool IsMultiOutputFusion(const Instruction& inst);
 // at most one user, and elementwise (not copy), a bitcast, or a reshape or
 // transpose that is a bitcast.
 bool IsIntermediate(const Instruction& inst, int allowed_operand_count = 1);
+// IsIntermediate without the user count (callers that count users in a
+// graph other than the instruction's own).
+bool IsIntermediateIgnoringUsers(const Instruction& inst,
+                                 int allowed_operand_count);
 // A transpose or copy the tiled transpose emitter handles: it moves the
 // minor-most dimension and both minor sizes are >= 16 (or >= 8 with a
 // product >= 64 * 128).

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "hlogym/cost/device.h"
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/status_macros.h"
@@ -123,10 +125,121 @@ bool HasHeroOp(const Instruction& inst) {
   return found;
 }
 
+// A fusion's body parameters have the shapes of the operands they stand
+// for (as in the fused computation BuildFusedComputation makes, whose
+// parameters take the operands' shapes).
+bool BodyParametersMatchOperands(const Instruction& inst) {
+  const Computation* body = inst.fused_computation();
+  if (body == nullptr || body->root_instruction() == nullptr ||
+      body->num_parameters() != inst.operand_count()) {
+    return false;
+  }
+  for (int64_t p = 0; p < body->num_parameters(); ++p) {
+    const Instruction* param = body->parameter_instruction(p);
+    if (param == nullptr || !(param->shape() == inst.operand(p)->shape())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// FusionKindForComputation(BuildFusedComputation(producer, consumer)) ==
+// kLoop, read off the two instructions without building anything, for an
+// array-shaped consumer (one root). The fused computation's kind depends on
+// its root, the hero reached from the root through intermediate ops (each
+// with at most one user), and sub-byte types among the root and parameter
+// shapes; the walk crosses from the consumer into the producer where the
+// consumer reads it. Empty where the built computation could differ in
+// shape from the originals (parameters whose shapes are not their
+// operands'), or the instructions are malformed: the caller builds then.
+std::optional<bool> FusedIsLoopWithoutBuilding(const Instruction& producer,
+                                               const Instruction& consumer) {
+  if (!consumer.shape().IsArray() || !producer.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const bool producer_fused = producer.opcode() == Opcode::kFusion;
+  const bool consumer_fused = consumer.opcode() == Opcode::kFusion;
+  if ((producer_fused && !BodyParametersMatchOperands(producer)) ||
+      (consumer_fused && !BodyParametersMatchOperands(consumer))) {
+    return std::nullopt;
+  }
+  const Computation* pbody =
+      producer_fused ? producer.fused_computation() : nullptr;
+  const Computation* cbody =
+      consumer_fused ? consumer.fused_computation() : nullptr;
+  // The producer's value inside the fused computation.
+  const Instruction* value =
+      producer_fused ? pbody->root_instruction() : &producer;
+  const Instruction* root =
+      consumer_fused ? cbody->root_instruction() : &consumer;
+  if (root->shape().IsTuple() || value->opcode() == Opcode::kParameter) {
+    return std::nullopt;
+  }
+  // The consumer's reads of the producer: body parameters (fusion), else
+  // the consumer itself. Their uses become uses of `value`.
+  absl::InlinedVector<const Instruction*, 2> reads;
+  bool reads_producer = false;
+  for (int64_t k = 0; k < consumer.operand_count(); ++k) {
+    if (consumer.operand(k) != &producer) continue;
+    reads_producer = true;
+    if (consumer_fused) {
+      const Instruction* param = cbody->parameter_instruction(k);
+      if (!(param->shape() == value->shape())) return std::nullopt;
+      reads.push_back(param);
+    }
+  }
+  if (!reads_producer) return std::nullopt;
+  auto users_in_fused = [&](const Instruction* i) -> int64_t {
+    if (i == root && !consumer_fused) return 0;
+    if (i != value) return i->user_count();
+    if (!consumer_fused) return (producer_fused ? value->user_count() : 0) + 1;
+    absl::InlinedVector<const Instruction*, 4> users;
+    for (const Instruction* param : reads) {
+      for (const Instruction* u : param->users()) {
+        if (std::find(users.begin(), users.end(), u) == users.end()) {
+          users.push_back(u);
+        }
+      }
+    }
+    return (producer_fused ? value->user_count() : 0) +
+           static_cast<int64_t>(users.size());
+  };
+  // WalkToHero over the fused computation.
+  const Instruction* hero = root;
+  while (users_in_fused(hero) <= 1 && IsIntermediateIgnoringUsers(*hero, 1)) {
+    const Instruction* o = hero->operand(0);
+    const bool in_consumer =
+        hero != value && (hero == &consumer || hero->parent() == cbody);
+    if (in_consumer && consumer_fused && o->opcode() == Opcode::kParameter) {
+      if (std::find(reads.begin(), reads.end(), o) == reads.end()) break;
+      o = value;
+    } else if (in_consumer && !consumer_fused) {
+      if (o != &producer) break;
+      o = value;
+    } else if (!in_consumer && (!producer_fused || hero->parent() != pbody ||
+                                o->opcode() == Opcode::kParameter)) {
+      break;  // the producer's operands are parameters
+    }
+    hero = o;
+  }
+  bool sub_byte = HasSubByteType(root->shape());
+  for (const Instruction* o : producer.operands()) {
+    sub_byte = sub_byte || HasSubByteType(o->shape());
+  }
+  for (const Instruction* o : consumer.operands()) {
+    if (o != &producer) sub_byte = sub_byte || HasSubByteType(o->shape());
+  }
+  if (sub_byte) return true;
+  const bool input =
+      IsRealReductionHero(*root, *hero) || IsTiledTranspose(*hero) ||
+      root->opcode() == Opcode::kScatter ||
+      (hero->opcode() == Opcode::kConcatenate && hero->operand_count() <= 4);
+  return !input;
+}
+
 // The fusion of `producer` into `consumer` would use the loop emitter. A
 // consumer without hero ops whose root has other than one operand is its
-// own hero (the producer cannot lend it one), which spares building the
-// fused computation.
+// own hero (the producer cannot lend it one), which spares the walk.
 bool FusedIsLoop(const Instruction& producer, const Instruction& consumer) {
   if (consumer.shape().IsArray() && !HasHeroOp(consumer)) {
     const Computation* body = consumer.opcode() == Opcode::kFusion
@@ -135,6 +248,10 @@ bool FusedIsLoop(const Instruction& producer, const Instruction& consumer) {
     const Instruction* root =
         body != nullptr ? body->root_instruction() : &consumer;
     if (root != nullptr && root->operand_count() != 1) return true;
+  }
+  if (std::optional<bool> loop =
+          FusedIsLoopWithoutBuilding(producer, consumer)) {
+    return *loop;
   }
   return PriorityFusion::FusedKind(producer, consumer) == FusionKind::kLoop;
 }
@@ -671,6 +788,11 @@ absl::StatusOr<double> PriorityFusion::FusedExecTime(
                                              consumer.name(), "'"));
   }
   return t;
+}
+
+bool PriorityFusion::FusedIsLoop(const Instruction& producer,
+                                 const Instruction& consumer) {
+  return hlogym::FusedIsLoop(producer, consumer);
 }
 
 FusionKind PriorityFusion::FusedKind(const Instruction& producer,

@@ -107,6 +107,11 @@ class PriorityFusion : public Pass {
   // concatenate, input slices: kInput; else kLoop).
   static FusionKind FusedKind(const Instruction& producer,
                               const Instruction& consumer);
+  // FusedKind(producer, consumer) == kLoop, as CanFuse asks it: worked out
+  // from the two instructions where it can be, without building the fused
+  // computation.
+  static bool FusedIsLoop(const Instruction& producer,
+                          const Instruction& consumer);
 
   // The model for the configured device (created on first use).
   absl::StatusOr<const GpuPerformanceModel*> Model();

@@ -608,6 +608,134 @@ TEST(PriorityFusion, TransformerEncoder) {
 
 TEST(PriorityFusion, CartpoleScan) { CheckModel("cartpole_scan.hlo"); }
 
+// FusedIsLoop (worked out from the two instructions) against FusedKind
+// (which builds the fused computation) on every pair of `m`'s entry where
+// the consumer reads the producer directly and both are arrays. Counts the
+// pairs checked, and those of kind kInput.
+void ExpectFusedIsLoopMatchesFusedKind(const Module& m, int64_t* pairs,
+                                       int64_t* input) {
+  for (const auto& c : m.computations()) {
+    if (c->IsFusionComputation()) continue;
+    c->ForEachInstruction([&](const Instruction* p) {
+      if (!p->shape().IsArray() || p->opcode() == Opcode::kParameter) return;
+      for (const Instruction* u : p->users()) {
+        if (!u->shape().IsArray() || u->opcode() == Opcode::kParameter) {
+          continue;
+        }
+        const bool want =
+            PriorityFusion::FusedKind(*p, *u) == FusionKind::kLoop;
+        EXPECT_EQ(PriorityFusion::FusedIsLoop(*p, *u), want)
+            << m.name() << ": " << p->name() << " -> " << u->name();
+        ++*pairs;
+        *input += !want;
+      }
+    });
+  }
+}
+
+TEST(PriorityFusion, FusedIsLoopHandBuilt) {
+  // r's reduce fusion into: a convert of it (the walk reaches the reduce:
+  // kInput), an add of it (the add is the hero: kLoop), and a fusion whose
+  // root negates it twice over a bitcast (kInput again); e's exponential
+  // into a fusion that reads it twice (two users: the root is the hero).
+  constexpr std::string_view kText = R"(
+HloModule walk
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+reduce_body {
+  a = f32[64,512]{1,0} parameter(0)
+  z = f32[] constant(0)
+  ROOT red = f32[64]{0} reduce(a, z), dimensions={1}, to_apply=add
+}
+neg_body {
+  q = f32[64]{0} parameter(0)
+  n1 = f32[64]{0} negate(q)
+  b = f32[8,8]{1,0} bitcast(n1)
+  ROOT n2 = f32[8,8]{1,0} negate(b)
+}
+twice_body {
+  v = f32[64]{0} parameter(0)
+  w = f32[64]{0} parameter(1)
+  m = f32[64]{0} multiply(v, w)
+  ROOT sum = f32[64]{0} add(m, v)
+}
+ENTRY main {
+  p0 = f32[64,512]{1,0} parameter(0)
+  p1 = f32[64]{0} parameter(1)
+  r = f32[64]{0} fusion(p0), kind=kInput, calls=reduce_body
+  c = f16[64]{0} convert(r)
+  a2 = f32[64]{0} add(r, p1)
+  f = f32[8,8]{1,0} fusion(r), kind=kLoop, calls=neg_body
+  e = f32[64]{0} exponential(p1)
+  t = f32[64]{0} fusion(e, p1), kind=kLoop, calls=twice_body
+  ROOT out = (f16[64]{0}, f32[64]{0}, f32[8,8]{1,0}, f32[64]{0}) tuple(c, a2, f, t)
+}
+)";
+  auto m = ParseAndVerify(kText);
+  ASSERT_NE(m, nullptr);
+  struct Case {
+    const char* producer;
+    const char* consumer;
+    bool loop;
+  };
+  for (const Case& k : {Case{"r", "c", false}, Case{"r", "a2", true},
+                        Case{"r", "f", false}, Case{"e", "t", true}}) {
+    const Instruction* p = Find(*m, k.producer);
+    const Instruction* u = Find(*m, k.consumer);
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(u, nullptr);
+    EXPECT_EQ(PriorityFusion::FusedKind(*p, *u) == FusionKind::kLoop, k.loop)
+        << k.producer << " -> " << k.consumer;
+    EXPECT_EQ(PriorityFusion::FusedIsLoop(*p, *u), k.loop)
+        << k.producer << " -> " << k.consumer;
+  }
+}
+
+// Every pair of the example models and of a sample of the corpus, before
+// and after priority fusion (the corpus part is skipped without it).
+TEST(PriorityFusion, FusedIsLoopMatchesFusedKind) {
+  std::vector<std::string> texts;
+  for (std::string_view file :
+       {"transformer_encoder.hlo", "cartpole_scan.hlo"}) {
+    texts.push_back(ReadExample(file));
+  }
+  const std::filesystem::path corpus =
+      std::filesystem::path(HLOGYM_SOURCE_DIR) / "../shared/corpus/xla";
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::is_directory(corpus)) {
+    for (const auto& e : std::filesystem::directory_iterator(corpus)) {
+      if (e.path().extension() == ".hlo" && e.file_size() < (1 << 20)) {
+        files.push_back(e.path());
+      }
+    }
+  } else {
+    std::cout << "no corpus at " << corpus << ": examples only\n";
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i < files.size(); i += 50) {
+    std::ifstream in(files[i]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    texts.push_back(ss.str());
+  }
+  int64_t pairs = 0, input = 0;
+  for (const std::string& text : texts) {
+    absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(text);
+    if (!m.ok() || !VerifyModule(**m).ok()) continue;
+    ExpectFusedIsLoopMatchesFusedKind(**m, &pairs, &input);
+    PriorityFusion pass;
+    if (!pass.Run(m->get()).ok()) continue;
+    ExpectFusedIsLoopMatchesFusedKind(**m, &pairs, &input);
+  }
+  std::cout << pairs << " pairs from " << texts.size() << " modules, " << input
+            << " of kind kInput\n";
+  EXPECT_GT(pairs, 1000);
+  EXPECT_GT(input, 50);
+}
+
 // The largest corpus module (skipped without the shared corpus).
 TEST(PriorityFusion, LargestCorpusModuleIsFast) {
   const std::filesystem::path path =

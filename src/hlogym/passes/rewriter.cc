@@ -90,7 +90,7 @@ Computation* Rewriter::AddComputation(std::unique_ptr<Computation> c) {
     return pending_computations_.back().get();
   }
   Computation* added = module_->AddComputation(std::move(c), false);
-  added_computations_.push_back(added);
+  added_computations_.insert(added);
   return added;
 }
 
@@ -288,9 +288,7 @@ absl::StatusOr<AugmentStats> Rewriter::Finish() {
 absl::Status Rewriter::RemoveUncalledAddedComputations() {
   // Only computations this run added: uncalled ones the input already had
   // are part of its value.
-  absl::flat_hash_set<const Computation*> candidates(
-      added_computations_.begin(), added_computations_.end());
-  module_->RemoveComputationsIfUncalled(candidates);
+  module_->RemoveComputationsIfUncalled(added_computations_);
   added_computations_.clear();
   return absl::OkStatus();
 }
@@ -647,7 +645,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     for (auto& c : pending_computations_) {
       if (needed.contains(c.get())) {
         // Names were reserved when the computation was held back.
-        added_computations_.push_back(
+        added_computations_.insert(
             module_->AddComputation(std::move(c), false));
       }
     }

@@ -104,6 +104,11 @@ class Rewriter {
   bool IsNew(const Instruction* inst) const {
     return inst->unique_id() >= first_new_id_;
   }
+  // Apply mode: true for a computation this run added to the module (a new
+  // fusion's body: nothing else calls it).
+  bool IsAddedComputation(const Computation* computation) const {
+    return added_computations_.contains(computation);
+  }
 
   // Ends the run. Apply mode: removes unused instructions created by this
   // run. Dry mode: builds the alternatives (see the file comment). Must be
@@ -142,7 +147,9 @@ class Rewriter {
   absl::flat_hash_set<const Computation*> orphan_candidates_;
   // Dry mode.
   absl::flat_hash_set<const Computation*> original_computations_;
-  std::vector<Computation*> added_computations_;
+  // Computations this run added to the module (apply mode, or kept at a dry
+  // run's Finish); a set, so membership is cheap to ask.
+  absl::flat_hash_set<const Computation*> added_computations_;
   std::vector<std::unique_ptr<Computation>> pending_computations_;
   std::vector<Computation*> computations_with_detached_;
   absl::flat_hash_map<UseKey, std::vector<Instruction*>> opportunities_;
