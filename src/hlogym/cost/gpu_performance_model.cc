@@ -690,6 +690,10 @@ KernelAnalysis GpuPerformanceModel::AnalyzeKernel(const Instruction& inst,
   a.launch = Launch(inst, a.may_degrade_when_unrolled, a.smallest_bits);
   a.bad_transpose = FindTransposedOperands(inst, &a.transposed_operands);
   a.input_fusible_reduction = IsInputFusibleReduction(inst);
+  a.operand_sizes.reserve(inst.operand_count());
+  for (const Instruction* o : inst.operands()) {
+    a.operand_sizes.push_back(Size(o->shape()));
+  }
   return a;
 }
 
@@ -898,7 +902,13 @@ absl::StatusOr<RunTimeData> GpuPerformanceModel::EstimateFusedRunTime(
         }
       }
     }
-    const double size = Size(o->shape());
+    // The operand's size, as the kernel analyses recorded it.
+    const absl::InlinedVector<double, 4>& sizes =
+        pi >= 0 ? producer_analysis.operand_sizes
+                : consumer_analysis.operand_sizes;
+    const int64_t k = pi >= 0 ? pi : ci;
+    const double size =
+        k < static_cast<int64_t>(sizes.size()) ? sizes[k] : Size(o->shape());
     const double total =
         static_cast<double>(std::llround(by_producer * utilization)) +
         by_consumer - static_cast<double>(std::llround(size * common));

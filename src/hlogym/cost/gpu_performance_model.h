@@ -107,6 +107,9 @@ struct KernelAnalysis {
   absl::InlinedVector<bool, 4> transposed_operands;
   // Some root's hero is a reduction the reduction emitter handles.
   bool input_fusible_reduction = false;
+  // Per operand: its size in bytes (ShapeSizeBytes of its shape), which the
+  // producer-consumer estimate needs for every operand of every pair.
+  absl::InlinedVector<double, 4> operand_sizes;
 };
 
 class GpuPerformanceModel {
