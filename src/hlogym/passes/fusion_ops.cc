@@ -447,6 +447,7 @@ class FusionBuilder {
       fused_->AddInstruction(std::move(owned));
     }
     info.whole = root;
+    moved_.push_back(info.inst->unique_id());
     return absl::OkStatus();
   }
 
@@ -753,6 +754,15 @@ class FusionBuilder {
     HLOGYM_ASSIGN_OR_RETURN(Instruction * fusion,
                             AddFusion(root_shape, options, fused, nullptr));
     if (!rw_->dry()) HLOGYM_RETURN_IF_ERROR(RemoveDeadMembers());
+    // CanMoveBody promised these members would go: one left behind would
+    // call an emptied body.
+    for (int64_t id : moved_) {
+      if (!rw_->IsRemoved(id)) {
+        return absl::InternalError(
+            "a fusion member whose body moved into the new fusion is still "
+            "in the graph");
+      }
+    }
     return fusion;
   }
 
@@ -896,6 +906,7 @@ class FusionBuilder {
   SmallMap<int64_t> index_;
   SmallMap<size_t> member_pos_;
   std::vector<Instruction*> body_clones_;  // CloneMembers: by body position
+  std::vector<int64_t> moved_;  // unique ids of members whose bodies moved
   std::vector<MemberInfo> infos_;
   std::unique_ptr<Computation> fused_;
   SmallMap<Instruction*> params_;

@@ -20,6 +20,7 @@ using test::ExpectNoRewrite;
 using test::ExpectRewrite;
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
+using test::ReadFile;
 using test::Root;
 
 int64_t CountOpcode(const Computation& c, Opcode op) {
@@ -584,13 +585,6 @@ ENTRY e {
 }
 
 // ---- Whole models.
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void CheckSemantics(Pass& pass, const Module& original, const Module& input) {
   auto m = input.Clone();

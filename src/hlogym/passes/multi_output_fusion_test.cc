@@ -22,6 +22,7 @@ using test::ExpectNoRewrite;
 using test::ExpectRewrite;
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
+using test::ReadFile;
 using test::Root;
 using test::Text;
 
@@ -638,13 +639,6 @@ TEST(MultiOutputFusion, SiblingsThenProducer) {
 }
 
 // ---- Whole models.
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void CheckSemantics(Pass& pass, const Module& original, const Module& input) {
   auto m = input.Clone();

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -30,13 +31,18 @@
 
 namespace hlogym::test {
 
-// The text of a file in the project's examples/ folder ("" if missing).
-inline std::string ReadExample(std::string_view name) {
-  std::ifstream in(std::string(HLOGYM_SOURCE_DIR) + "/examples/" +
-                   std::string(name));
+// The text of a file ("" if missing).
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The text of a file in the project's examples/ folder ("" if missing).
+inline std::string ReadExample(std::string_view name) {
+  return ReadFile(std::string(HLOGYM_SOURCE_DIR) + "/examples/" +
+                  std::string(name));
 }
 
 inline std::unique_ptr<Module> ParseAndVerify(std::string_view text) {

@@ -24,6 +24,7 @@ namespace {
 using test::ExpectSameOutputs;
 using test::ParseAndVerify;
 using test::ReadExample;
+using test::ReadFile;
 using test::Text;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -716,10 +717,7 @@ TEST(PriorityFusion, FusedIsLoopMatchesFusedKind) {
   }
   std::sort(files.begin(), files.end());
   for (size_t i = 0; i < files.size(); i += 50) {
-    std::ifstream in(files[i]);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    texts.push_back(ss.str());
+    texts.push_back(ReadFile(files[i]));
   }
   int64_t pairs = 0, input = 0;
   for (const std::string& text : texts) {
