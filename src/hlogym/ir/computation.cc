@@ -350,16 +350,32 @@ int64_t ReachabilityIndex::Position(const Instruction* inst) const {
 
 bool ReachabilityIndex::IsReachable(const Instruction* from,
                                     const Instruction* to) const {
-  if (from == to) return true;
+  const Instruction* one[] = {to};
+  return ReachesAny(from, one);
+}
+
+bool ReachabilityIndex::ReachesAny(
+    const Instruction* from, std::span<const Instruction* const> to) const {
   const int64_t lo = Position(from);
-  const int64_t hi = Position(to);
-  if (lo < 0 || hi < 0 || hi < lo) return false;  // operands come first
+  if (lo < 0) {
+    for (const Instruction* t : to) {
+      if (t == from) return true;
+    }
+    return false;
+  }
   if (++generation_ == 0) {
     std::fill(visited_.begin(), visited_.end(), 0);
     generation_ = 1;
   }
-  std::vector<const Instruction*> stack = {to};
-  visited_[hi] = generation_;
+  std::vector<const Instruction*> stack;
+  for (const Instruction* t : to) {
+    if (t == from) return true;
+    const int64_t hi = Position(t);
+    // Operands come first: a target before `from` cannot depend on it.
+    if (hi < lo || visited_[hi] == generation_) continue;
+    visited_[hi] = generation_;
+    stack.push_back(t);
+  }
   while (!stack.empty()) {
     const Instruction* i = stack.back();
     stack.pop_back();

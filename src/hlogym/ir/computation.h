@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,10 @@ class ReachabilityIndex {
   explicit ReachabilityIndex(const Computation& computation);
   // True if `to` depends (transitively) on `from`, or from == to.
   bool IsReachable(const Instruction* from, const Instruction* to) const;
+  // True if any of `to` depends (transitively) on `from`, or is `from`:
+  // one search for all of them, so the region between is walked once.
+  bool ReachesAny(const Instruction* from,
+                  std::span<const Instruction* const> to) const;
   // Position in a topological post-order.
   int64_t Position(const Instruction* inst) const;
 

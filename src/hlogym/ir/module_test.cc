@@ -239,6 +239,39 @@ TEST(ModuleTest, Reachability) {
   EXPECT_FALSE(reach.IsReachable(I("q"), I("m")));
 }
 
+// ReachesAny(from, set) is the OR of IsReachable over the set, for every
+// instruction and every subset of up to three targets (duplicates too).
+TEST(ModuleTest, ReachesAnyIsReachableOverTheSet) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  ReachabilityIndex reach(*e);
+  std::vector<const Instruction*> all;
+  e->ForEachInstruction([&](Instruction* i) { all.push_back(i); });
+  ASSERT_GE(all.size(), 6u);
+  int64_t true_count = 0, checked = 0;
+  for (const Instruction* from : all) {
+    EXPECT_FALSE(reach.ReachesAny(from, {}));
+    for (const Instruction* a : all) {
+      for (const Instruction* b : all) {
+        for (const Instruction* c : all) {
+          const Instruction* set[] = {a, b, c};
+          const bool expected = reach.IsReachable(from, a) ||
+                                reach.IsReachable(from, b) ||
+                                reach.IsReachable(from, c);
+          EXPECT_EQ(reach.ReachesAny(from, set), expected)
+              << from->name() << " -> {" << a->name() << ", " << b->name()
+              << ", " << c->name() << "}";
+          true_count += expected;
+          ++checked;
+        }
+      }
+    }
+  }
+  // Both answers occur often enough for the comparison to mean something.
+  EXPECT_GT(true_count, checked / 10);
+  EXPECT_LT(true_count, checked - checked / 10);
+}
+
 TEST(ModuleTest, ReachabilityOnALongChain) {
   // A 100k-deep chain: construction and queries must not recurse.
   auto m = std::make_unique<Module>("chain");

@@ -170,7 +170,7 @@ class FusionBuilder {
         default:
           break;
       }
-      if (HasSideEffectDeep(*m)) {
+      if (rw_->HasSideEffectDeepCached(*m)) {
         return absl::InvalidArgumentError(
             StrCat("cannot fuse '", m->name(), "': it has side effects"));
       }

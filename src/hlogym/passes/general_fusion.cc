@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
@@ -71,14 +73,15 @@ bool HasOtherUsers(const Instruction& producer, const Instruction& consumer) {
 // would close a cycle.
 bool CreatesCycle(const Instruction& producer, const Instruction& consumer,
                   const ReachabilityIndex& reach) {
+  absl::InlinedVector<const Instruction*, 8> others;
   for (const Instruction* o : consumer.operands()) {
     if (o == &producer) continue;
     if (o->opcode() == Opcode::kGetTupleElement && o->operand(0) == &producer) {
       continue;
     }
-    if (reach.IsReachable(&producer, o)) return true;
+    others.push_back(o);
   }
-  return false;
+  return !others.empty() && reach.ReachesAny(&producer, others);
 }
 
 bool ByUniqueId(const Instruction* a, const Instruction* b) {
@@ -100,6 +103,27 @@ bool SiblingCandidate(const Instruction& inst) {
   return !inst.IsRoot();
 }
 
+// LegalSiblings for two instructions that are both SiblingCandidates.
+FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b) {
+  // Loop fusions grow into bigger loop fusions and input fusions into
+  // fusions with several reductions; a reduction does not join a loop.
+  const bool a_fusion = a.opcode() == Opcode::kFusion;
+  const bool b_fusion = b.opcode() == Opcode::kFusion;
+  if (a_fusion && b_fusion && a.fusion_kind() != b.fusion_kind()) {
+    return FusionDecision::Forbid("the fusion kinds differ");
+  }
+  if ((!a_fusion && IsInputFusibleReduction(a) && b_fusion &&
+       b.fusion_kind() == FusionKind::kLoop) ||
+      (!b_fusion && IsInputFusibleReduction(b) && a_fusion &&
+       a.fusion_kind() == FusionKind::kLoop)) {
+    return FusionDecision::Forbid("a reduction does not join a loop fusion");
+  }
+  if (FusionDecision d = ShapesCompatibleForMultiOutputFusion(a, b); !d) {
+    return d;
+  }
+  return FusionFitsInBudget(a, b, /*is_consumer_producer_fusion=*/false);
+}
+
 // Proposes sibling fusions: two readers of one value that do not reach
 // each other become one multi-output fusion (the reference pass's sibling
 // step; it runs after the producer-consumer step, so those candidates come
@@ -111,6 +135,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
     int64_t partners, Rewriter& rw) {
   bool proposed = false;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> offered;
+  absl::flat_hash_map<const Instruction*, bool> is_candidate;
   std::vector<Instruction*> siblings;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     siblings.clear();
@@ -125,8 +150,12 @@ absl::StatusOr<bool> ProposeSiblingFusions(
     std::sort(siblings.begin(), siblings.end(), ByUniqueId);
     siblings.erase(std::unique(siblings.begin(), siblings.end()),
                    siblings.end());
-    std::erase_if(siblings,
-                  [](const Instruction* s) { return !SiblingCandidate(*s); });
+    // An instruction reads several values: test it once.
+    std::erase_if(siblings, [&](const Instruction* s) {
+      auto [it, inserted] = is_candidate.try_emplace(s, false);
+      if (inserted) it->second = SiblingCandidate(*s);
+      return !it->second;
+    });
     for (size_t i = 0; i < siblings.size(); ++i) {
       int64_t found = 0;
       for (size_t j = i + 1; j < siblings.size(); ++j) {
@@ -137,7 +166,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
           ++found;
           continue;
         }
-        if (!GeneralFusion::LegalSiblings(*a, *b) || reach.IsReachable(a, b) ||
+        if (!LegalSiblingPair(*a, *b) || reach.IsReachable(a, b) ||
             reach.IsReachable(b, a)) {
           continue;
         }
@@ -252,23 +281,7 @@ FusionDecision GeneralFusion::LegalSiblings(const Instruction& a,
           StrCat("'", x->name(), "' cannot be a multi-output fusion root"));
     }
   }
-  // Loop fusions grow into bigger loop fusions and input fusions into
-  // fusions with several reductions; a reduction does not join a loop.
-  const bool a_fusion = a.opcode() == Opcode::kFusion;
-  const bool b_fusion = b.opcode() == Opcode::kFusion;
-  if (a_fusion && b_fusion && a.fusion_kind() != b.fusion_kind()) {
-    return FusionDecision::Forbid("the fusion kinds differ");
-  }
-  if ((!a_fusion && IsInputFusibleReduction(a) && b_fusion &&
-       b.fusion_kind() == FusionKind::kLoop) ||
-      (!b_fusion && IsInputFusibleReduction(b) && a_fusion &&
-       a.fusion_kind() == FusionKind::kLoop)) {
-    return FusionDecision::Forbid("a reduction does not join a loop fusion");
-  }
-  if (FusionDecision d = ShapesCompatibleForMultiOutputFusion(a, b); !d) {
-    return d;
-  }
-  return FusionFitsInBudget(a, b, /*is_consumer_producer_fusion=*/false);
+  return LegalSiblingPair(a, b);
 }
 
 absl::Status GeneralFusion::SetOption(std::string_view key,

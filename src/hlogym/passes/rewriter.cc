@@ -240,11 +240,22 @@ absl::Status Rewriter::RemoveWithUnusedOperands(Instruction* inst) {
   return absl::OkStatus();
 }
 
+bool Rewriter::HasSideEffectDeepCached(const Instruction& inst) {
+  if (!dry() || finished_ || inst.is_detached() ||
+      inst.called_computations().empty()) {
+    return HasSideEffectDeep(inst);
+  }
+  auto [it, inserted] = side_effects_.try_emplace(&inst, false);
+  if (inserted) it->second = HasSideEffectDeep(inst);
+  return it->second;
+}
+
 absl::StatusOr<AugmentStats> Rewriter::Finish() {
   if (finished_) {
     return absl::FailedPreconditionError("Rewriter::Finish called twice");
   }
   finished_ = true;
+  side_effects_.clear();
   if (dry()) return Materialize();
   // Apply mode: drop instructions this run created but left unused.
   for (const auto& comp : module_->computations()) {

@@ -109,6 +109,10 @@ class Rewriter {
   bool IsAddedComputation(const Computation* computation) const {
     return added_computations_.contains(computation);
   }
+  // HasSideEffectDeep(inst), remembered for the instructions of the graph
+  // during a dry run (which leaves them unchanged until Finish): a dry
+  // fusion pass tests the same producers and consumers again and again.
+  bool HasSideEffectDeepCached(const Instruction& inst);
 
   // Ends the run. Apply mode: removes unused instructions created by this
   // run. Dry mode: builds the alternatives (see the file comment). Must be
@@ -150,6 +154,7 @@ class Rewriter {
   // Computations this run added to the module (apply mode, or kept at a dry
   // run's Finish); a set, so membership is cheap to ask.
   absl::flat_hash_set<const Computation*> added_computations_;
+  absl::flat_hash_map<const Instruction*, bool> side_effects_;
   std::vector<std::unique_ptr<Computation>> pending_computations_;
   std::vector<Computation*> computations_with_detached_;
   absl::flat_hash_map<UseKey, std::vector<Instruction*>> opportunities_;
