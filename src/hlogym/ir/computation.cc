@@ -1,6 +1,7 @@
 #include "hlogym/ir/computation.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "hlogym/ir/module.h"
 #include "hlogym/ir/str_util.h"
@@ -337,6 +338,22 @@ ReachabilityIndex::ReachabilityIndex(const Computation& computation)
   for (size_t i = 0; i < po.size(); ++i) {
     position_by_slot_[po[i]->slot_] = static_cast<int64_t>(i);
   }
+  // low_[p]: the smallest position among the instruction at p and
+  // everything it depends on. If `to` depends on `from`, all `from`
+  // depends on `to` does too, so low(to) <= low(from): most unrelated
+  // pairs fail that test at once, and searches skip every instruction that
+  // fails it (on large models most of a position window does).
+  low_.resize(po.size());
+  for (size_t i = 0; i < po.size(); ++i) {
+    int64_t low = static_cast<int64_t>(i);
+    auto take = [&](const Instruction* dep) {
+      const int64_t p = Position(dep);
+      if (p >= 0) low = std::min(low, low_[p]);
+    };
+    for (const Instruction* op : po[i]->operands()) take(op);
+    for (const Instruction* op : po[i]->control_predecessors()) take(op);
+    low_[i] = low;
+  }
   visited_.assign(po.size(), 0);
 }
 
@@ -367,23 +384,30 @@ bool ReachabilityIndex::ReachesAny(
     std::fill(visited_.begin(), visited_.end(), 0);
     generation_ = 1;
   }
-  std::vector<const Instruction*> stack;
+  const int64_t from_low = low_[lo];
+  std::vector<const Instruction*>& stack = stack_;
+  stack.clear();
   for (const Instruction* t : to) {
     if (t == from) return true;
     const int64_t hi = Position(t);
     // Operands come first: a target before `from` cannot depend on it.
-    if (hi < lo || visited_[hi] == generation_) continue;
+    if (hi < lo || low_[hi] > from_low || visited_[hi] == generation_) {
+      continue;
+    }
     visited_[hi] = generation_;
     stack.push_back(t);
   }
   while (!stack.empty()) {
     const Instruction* i = stack.back();
     stack.pop_back();
+    ++work_;
     auto consider = [&](const Instruction* dep) {
       if (dep->parent() != computation_) return false;
       if (dep == from) return true;
       int64_t p = Position(dep);
-      if (p < lo || visited_[p] == generation_) return false;
+      if (p < lo || low_[p] > from_low || visited_[p] == generation_) {
+        return false;
+      }
       visited_[p] = generation_;
       stack.push_back(dep);
       return false;
@@ -396,6 +420,79 @@ bool ReachabilityIndex::ReachesAny(
     }
   }
   return false;
+}
+
+int64_t ReachabilityIndex::AmongCost(
+    std::span<const Instruction* const> nodes) const {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1;
+  for (const Instruction* n : nodes) {
+    const int64_t p = Position(n);
+    if (p < 0) continue;
+    lo = std::min(lo, p);
+    hi = std::max(hi, p);
+  }
+  if (hi < 0) return 0;
+  const int64_t words = (static_cast<int64_t>(nodes.size()) + 63) / 64;
+  return (hi - lo + 1) * words;
+}
+
+ReachabilityIndex::Matrix ReachabilityIndex::Among(
+    std::span<const Instruction* const> nodes) const {
+  Matrix m;
+  const size_t words = (nodes.size() + 63) / 64;
+  m.words_ = words;
+  m.rows_.assign(nodes.size() * words, 0);
+  // Members by position (several members may be one instruction).
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1;
+  std::vector<std::pair<int64_t, size_t>> members;
+  members.reserve(nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const int64_t p = Position(nodes[k]);
+    if (p < 0) {
+      // Not indexed: it reaches only itself.
+      m.rows_[k * words + k / 64] |= uint64_t{1} << (k % 64);
+      continue;
+    }
+    members.push_back({p, k});
+    lo = std::min(lo, p);
+    hi = std::max(hi, p);
+  }
+  if (members.empty()) return m;
+  std::sort(members.begin(), members.end());
+  // bits[p - lo]: the members the instruction at p depends on (itself
+  // included). Positions are topological, so one forward sweep fills them;
+  // a row stays empty until a member is reached, and empty rows are
+  // skipped.
+  const int64_t span = hi - lo + 1;
+  std::vector<uint64_t> bits(static_cast<size_t>(span) * words, 0);
+  std::vector<char> nonempty(span, 0);
+  size_t next = 0;
+  for (int64_t p = lo; p <= hi; ++p) {
+    const Instruction* inst = order_[p];
+    uint64_t* row = bits.data() + (p - lo) * words;
+    bool any = false;
+    auto take = [&](const Instruction* dep) {
+      if (dep->parent() != computation_) return;
+      const int64_t q = Position(dep);
+      if (q < lo || q >= p || !nonempty[q - lo]) return;
+      const uint64_t* src = bits.data() + (q - lo) * words;
+      for (size_t w = 0; w < words; ++w) row[w] |= src[w];
+      any = true;
+    };
+    for (const Instruction* op : inst->operands()) take(op);
+    for (const Instruction* op : inst->control_predecessors()) take(op);
+    for (; next < members.size() && members[next].first == p; ++next) {
+      const size_t k = members[next].second;
+      row[k / 64] |= uint64_t{1} << (k % 64);
+      any = true;
+    }
+    nonempty[p - lo] = any;
+  }
+  for (const auto& [p, k] : members) {
+    std::copy_n(bits.data() + (p - lo) * words, words,
+                m.rows_.data() + k * words);
+  }
+  return m;
 }
 
 }  // namespace hlogym

@@ -145,11 +145,38 @@ class ReachabilityIndex {
   // Position in a topological post-order.
   int64_t Position(const Instruction* inst) const;
 
+  // Dependencies among a set of instructions, for many queries within one
+  // set (the readers of a widely shared value): one sweep over the
+  // positions between them, carrying a bit per member, answers every pair
+  // at once. Reaches(i, j) is IsReachable(nodes[i], nodes[j]).
+  class Matrix {
+   public:
+    bool Reaches(size_t from, size_t to) const {
+      return (rows_[to * words_ + from / 64] >> (from % 64)) & 1;
+    }
+
+   private:
+    friend class ReachabilityIndex;
+    size_t words_ = 0;
+    std::vector<uint64_t> rows_;  // row j: the members nodes[j] depends on
+  };
+  Matrix Among(std::span<const Instruction* const> nodes) const;
+  // Words of scratch Among(nodes) would use (positions between the nodes
+  // times words per member): callers fall back to single queries when the
+  // set is small or this is too large.
+  int64_t AmongCost(std::span<const Instruction* const> nodes) const;
+  // Instructions the searches of IsReachable and ReachesAny have visited so
+  // far: callers compare it with AmongCost to pick the cheaper way.
+  int64_t SearchWork() const { return work_; }
+
  private:
   std::vector<const Instruction*> order_;
   std::vector<int64_t> position_by_slot_;
+  std::vector<int64_t> low_;  // by position; see the constructor
   mutable std::vector<uint32_t> visited_;
   mutable uint32_t generation_ = 0;
+  mutable std::vector<const Instruction*> stack_;
+  mutable int64_t work_ = 0;
   const Computation* computation_;
 };
 

@@ -3,6 +3,7 @@
 #include "hlogym/ir/module.h"
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <string>
 
@@ -270,6 +271,126 @@ TEST(ModuleTest, ReachesAnyIsReachableOverTheSet) {
   // Both answers occur often enough for the comparison to mean something.
   EXPECT_GT(true_count, checked / 10);
   EXPECT_LT(true_count, checked - checked / 10);
+}
+
+// Every answer of the index against a transitive closure computed here by
+// plain searches, on random DAGs with several sinks, dead code, repeated
+// operands and control edges.
+TEST(ModuleTest, ReachabilityMatchesATransitiveClosure) {
+  std::mt19937_64 rng(7);
+  int64_t reachable = 0, pairs = 0;
+  for (int graph = 0; graph < 40; ++graph) {
+    auto m = std::make_unique<Module>(StrCat("g", graph));
+    auto c = std::make_unique<Computation>("main");
+    Shape s(PrimitiveType::kF32, {4});
+    std::vector<Instruction*> nodes;
+    const int n = 20 + static_cast<int>(rng() % 60);
+    for (int k = 0; k < n; ++k) {
+      std::unique_ptr<Instruction> i;
+      if (k < 3 || rng() % 8 == 0) {
+        i = std::make_unique<Instruction>(Opcode::kParameter, s);
+      } else {
+        i = std::make_unique<Instruction>(Opcode::kAdd, s);
+        // Mostly recent operands (long paths), sometimes any earlier one.
+        for (int o = 0; o < 2; ++o) {
+          const int span = rng() % 4 == 0 ? k : std::min(k, 6);
+          i->AppendOperand(nodes[k - 1 - rng() % span]);
+        }
+      }
+      i->set_name(StrCat("n", k));
+      nodes.push_back(c->AddInstruction(std::move(i)));
+    }
+    for (int e = 0; e < n / 10; ++e) {
+      const int a = static_cast<int>(rng() % (n - 1));
+      const int b = a + 1 + static_cast<int>(rng() % (n - 1 - a));
+      ASSERT_TRUE(nodes[a]->AddControlDependencyTo(nodes[b]).ok());
+    }
+    c->set_root_instruction(nodes.back());
+    Computation* comp = m->AddComputation(std::move(c), true);
+    ReachabilityIndex reach(*comp);
+    for (Instruction* to : nodes) {
+      // Everything `to` depends on, by a plain search over operands and
+      // control predecessors.
+      std::set<const Instruction*> deps{to};
+      std::vector<const Instruction*> stack{to};
+      while (!stack.empty()) {
+        const Instruction* i = stack.back();
+        stack.pop_back();
+        for (const Instruction* d : i->operands()) {
+          if (deps.insert(d).second) stack.push_back(d);
+        }
+        for (const Instruction* d : i->control_predecessors()) {
+          if (deps.insert(d).second) stack.push_back(d);
+        }
+      }
+      for (Instruction* from : nodes) {
+        const bool expected = deps.contains(from);
+        ASSERT_EQ(reach.IsReachable(from, to), expected)
+            << "graph " << graph << ": " << from->name() << " -> "
+            << to->name();
+        reachable += expected;
+        ++pairs;
+      }
+    }
+  }
+  EXPECT_GT(reachable, pairs / 10);
+  EXPECT_LT(reachable, pairs - pairs / 10);
+}
+
+// Among(set) answers every pair of a set as IsReachable does: random sets
+// (repeats included, more than 64 members in some so rows span words) on
+// random DAGs with control edges and dead code.
+TEST(ModuleTest, ReachabilityAmongASetMatchesSingleQueries) {
+  std::mt19937_64 rng(11);
+  int64_t reachable = 0, pairs = 0;
+  for (int graph = 0; graph < 30; ++graph) {
+    auto m = std::make_unique<Module>(StrCat("g", graph));
+    auto c = std::make_unique<Computation>("main");
+    Shape s(PrimitiveType::kF32, {4});
+    std::vector<Instruction*> nodes;
+    const int n = 30 + static_cast<int>(rng() % 170);
+    for (int k = 0; k < n; ++k) {
+      std::unique_ptr<Instruction> i;
+      if (k < 3 || rng() % 8 == 0) {
+        i = std::make_unique<Instruction>(Opcode::kParameter, s);
+      } else {
+        i = std::make_unique<Instruction>(Opcode::kAdd, s);
+        for (int o = 0; o < 2; ++o) {
+          const int span = rng() % 4 == 0 ? k : std::min(k, 6);
+          i->AppendOperand(nodes[k - 1 - rng() % span]);
+        }
+      }
+      i->set_name(StrCat("n", k));
+      nodes.push_back(c->AddInstruction(std::move(i)));
+    }
+    for (int e = 0; e < n / 10; ++e) {
+      const int a = static_cast<int>(rng() % (n - 1));
+      const int b = a + 1 + static_cast<int>(rng() % (n - 1 - a));
+      ASSERT_TRUE(nodes[a]->AddControlDependencyTo(nodes[b]).ok());
+    }
+    c->set_root_instruction(nodes.back());
+    Computation* comp = m->AddComputation(std::move(c), true);
+    ReachabilityIndex reach(*comp);
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<const Instruction*> set;
+      const int size = 1 + static_cast<int>(rng() % 100);
+      for (int k = 0; k < size; ++k) set.push_back(nodes[rng() % n]);
+      EXPECT_GE(reach.AmongCost(set), 1);
+      const ReachabilityIndex::Matrix among = reach.Among(set);
+      for (size_t i = 0; i < set.size(); ++i) {
+        for (size_t j = 0; j < set.size(); ++j) {
+          const bool expected = reach.IsReachable(set[i], set[j]);
+          ASSERT_EQ(among.Reaches(i, j), expected)
+              << "graph " << graph << ": " << set[i]->name() << " -> "
+              << set[j]->name();
+          reachable += expected;
+          ++pairs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(reachable, pairs / 10);
+  EXPECT_LT(reachable, pairs - pairs / 10);
 }
 
 TEST(ModuleTest, ReachabilityOnALongChain) {

@@ -1,6 +1,7 @@
 #include "hlogym/passes/general_fusion.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +131,12 @@ FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b) {
 // first at a use). Readers are taken in unique-id order, and each is paired
 // with at most `partners` of the later readers it may fuse with (0: all of
 // them). Every pair is offered once, whichever values the two share.
+// Sibling sets from this size on may have their pairs answered by one
+// ReachabilityIndex::Among sweep (see below), unless it would take more
+// words than the cap.
+constexpr size_t kMatrixReaders = 8;
+constexpr int64_t kMatrixMaxWords = int64_t{1} << 22;
+
 absl::StatusOr<bool> ProposeSiblingFusions(
     const std::vector<Instruction*>& order, const ReachabilityIndex& reach,
     int64_t partners, Rewriter& rw) {
@@ -137,6 +144,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
   absl::flat_hash_set<std::pair<int64_t, int64_t>> offered;
   absl::flat_hash_map<const Instruction*, bool> is_candidate;
   std::vector<Instruction*> siblings;
+  std::vector<const Instruction*> const_siblings;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     siblings.clear();
     for (Instruction* user : (*it)->users()) {
@@ -156,6 +164,27 @@ absl::StatusOr<bool> ProposeSiblingFusions(
       if (inserted) it->second = SiblingCandidate(*s);
       return !it->second;
     });
+    // Readers of a widely shared value mostly depend on one another (a
+    // constant read by every layer), and single searches then each walk
+    // much of the graph. Once the searches for this set have visited as
+    // many instructions as one sweep over all its pairs costs, the sweep
+    // answers the rest: never much worse than either way alone.
+    const_siblings.assign(siblings.begin(), siblings.end());
+    std::optional<ReachabilityIndex::Matrix> among;
+    const int64_t work_before = reach.SearchWork();
+    int64_t among_cost = -1;  // not computed yet
+    auto connected = [&](size_t i, size_t j) {
+      if (!among && siblings.size() >= kMatrixReaders) {
+        if (among_cost < 0) among_cost = reach.AmongCost(const_siblings);
+        if (among_cost <= kMatrixMaxWords &&
+            reach.SearchWork() - work_before >= among_cost) {
+          among = reach.Among(const_siblings);
+        }
+      }
+      if (among) return among->Reaches(i, j) || among->Reaches(j, i);
+      return reach.IsReachable(siblings[i], siblings[j]) ||
+             reach.IsReachable(siblings[j], siblings[i]);
+    };
     for (size_t i = 0; i < siblings.size(); ++i) {
       int64_t found = 0;
       for (size_t j = i + 1; j < siblings.size(); ++j) {
@@ -166,10 +195,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
           ++found;
           continue;
         }
-        if (!LegalSiblingPair(*a, *b) || reach.IsReachable(a, b) ||
-            reach.IsReachable(b, a)) {
-          continue;
-        }
+        if (!LegalSiblingPair(*a, *b) || connected(i, j)) continue;
         offered.insert(std::pair(a->unique_id(), b->unique_id()));
         ++found;
         const FusionKind kind = IsInputFusible(*a) || IsInputFusible(*b)
