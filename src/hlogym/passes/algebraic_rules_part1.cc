@@ -2262,7 +2262,7 @@ absl::StatusOr<bool> MapElementwiseRoot(Instruction* map,
 // parameters only, called by an async op. The caller scan is only needed
 // where some rule here can fire on such a root: not for the binary
 // elementwise roots of reducers (compare excepted) nor select/clamp.
-bool InAsyncComputation(const Instruction* inst) {
+bool InAsyncComputation(const Instruction* inst, AlgebraicContext& ctx) {
   const Computation* c = inst->parent();
   if (c == nullptr) return false;
   if (c->IsAsyncWrapper()) return true;
@@ -2276,18 +2276,7 @@ bool InAsyncComputation(const Instruction* inst) {
       IsTernaryElementwise(op)) {
     return false;
   }
-  auto callers = c->parent()->Callers();
-  auto it = callers.find(c);
-  if (it == callers.end()) return false;
-  for (const Instruction* caller : it->second) {
-    const Opcode k = caller->opcode();
-    if (k == Opcode::kAsyncStart || k == Opcode::kAsyncUpdate ||
-        k == Opcode::kAsyncDone || IsAsyncStartOpcode(k) ||
-        IsAsyncDoneOpcode(k)) {
-      return true;
-    }
-  }
-  return false;
+  return ctx.async.CalledByAnyAsyncOp(c);
 }
 
 // The value between an async start and its done may pass through copies,
@@ -2323,7 +2312,7 @@ bool FeedsAsyncOp(const Instruction* inst) {
 
 template <AlgebraicRuleFn kRule>
 absl::StatusOr<bool> Guarded(Instruction* inst, AlgebraicContext& ctx) {
-  if (InAsyncComputation(inst) || FeedsAsyncOp(inst)) return false;
+  if (InAsyncComputation(inst, ctx) || FeedsAsyncOp(inst)) return false;
   return kRule(inst, ctx);
 }
 

@@ -113,7 +113,7 @@ bool IndicesOk(const Instruction* inst, int64_t first, int64_t count) {
 // XLA skips dynamic-slice rewrites inside async computations. Those hold
 // only parameters and their root, so callers are looked up (a module scan)
 // only for computations of that form.
-bool InAsyncComputation(const Instruction* inst) {
+bool InAsyncComputation(const Instruction* inst, AlgebraicContext& ctx) {
   const Computation* c = inst->parent();
   if (c == nullptr) return true;
   if (c->IsAsyncWrapper() ||
@@ -125,17 +125,7 @@ bool InAsyncComputation(const Instruction* inst) {
       c->parent() == nullptr) {
     return false;
   }
-  auto callers = c->parent()->Callers();
-  auto it = callers.find(c);
-  if (it == callers.end()) return false;
-  for (const Instruction* caller : it->second) {
-    const Opcode op = caller->opcode();
-    if (op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate ||
-        op == Opcode::kAsyncDone) {
-      return true;
-    }
-  }
-  return false;
+  return ctx.async.CalledByAsyncOp(c);
 }
 
 // dynamic-slice(operand, scalar indices...) with sizes for every dim.
@@ -1066,23 +1056,24 @@ Rule DotMoveParamToRhs(Instruction* dot, AlgebraicContext& ctx) {
 // ---------------------------------------------------------------------------
 // DynamicSlice / DynamicUpdateSlice (88-99).
 
-bool DynamicSliceCandidate(const Instruction* ds) {
-  return WellFormedDynamicSlice(ds) && !InAsyncComputation(ds);
+bool DynamicSliceCandidate(const Instruction* ds, AlgebraicContext& ctx) {
+  return WellFormedDynamicSlice(ds) && !InAsyncComputation(ds, ctx);
 }
-bool DynamicUpdateSliceCandidate(const Instruction* dus) {
-  return WellFormedDynamicUpdateSlice(dus) && !InAsyncComputation(dus);
+bool DynamicUpdateSliceCandidate(const Instruction* dus,
+                                 AlgebraicContext& ctx) {
+  return WellFormedDynamicUpdateSlice(dus) && !InAsyncComputation(dus, ctx);
 }
 
 // 88. A dynamic slice that takes the whole operand is the operand.
 Rule DynamicSliceNoop(Instruction* ds, AlgebraicContext& ctx) {
-  if (!DynamicSliceCandidate(ds)) return false;
+  if (!DynamicSliceCandidate(ds, ctx)) return false;
   if (!ds->shape().Compatible(ds->operand(0)->shape())) return false;
   return Replace(ctx, ds, ds->operand(0));
 }
 
 // 89. Dims sliced whole get a constant 0 start index.
 Rule DynamicSliceFullDimZeroIndex(Instruction* ds, AlgebraicContext& ctx) {
-  if (!DynamicSliceCandidate(ds)) return false;
+  if (!DynamicSliceCandidate(ds, ctx)) return false;
   const Shape& os = ds->operand(0)->shape();
   std::vector<Instruction*> idx = Indices(ds, 1);
   bool changed = false;
@@ -1103,7 +1094,7 @@ Rule DynamicSliceFullDimZeroIndex(Instruction* ds, AlgebraicContext& ctx) {
 // 90. ds(broadcast(x)) -> broadcast(ds(x)), slicing x with the indices of
 // its own dims only.
 Rule DynamicSliceBroadcast(Instruction* ds, AlgebraicContext& ctx) {
-  if (!DynamicSliceCandidate(ds)) return false;
+  if (!DynamicSliceCandidate(ds, ctx)) return false;
   Instruction* b = ds->operand(0);
   if (!Is(b, Opcode::kBroadcast) || b->operand_count() != 1 ||
       !StaticArray(b->operand(0))) {
@@ -1157,7 +1148,7 @@ std::optional<DegenerateReshape> OnlyDegenerateChanges(const Shape& from,
 // 91. (LI) ds(reshape(x)) where the reshape only inserts/deletes size-1
 // dims -> reshape(ds(x)).
 Rule DynamicSliceReshape(Instruction* ds, AlgebraicContext& ctx) {
-  if (ctx.options.is_layout_sensitive || !DynamicSliceCandidate(ds)) {
+  if (ctx.options.is_layout_sensitive || !DynamicSliceCandidate(ds, ctx)) {
     return false;
   }
   Instruction* r = ds->operand(0);
@@ -1190,7 +1181,7 @@ Rule DynamicSliceReshape(Instruction* ds, AlgebraicContext& ctx) {
 
 // 92. (LI) ds(transpose(x)) -> transpose(ds(x)) with permuted indices.
 Rule DynamicSliceTranspose(Instruction* ds, AlgebraicContext& ctx) {
-  if (ctx.options.is_layout_sensitive || !DynamicSliceCandidate(ds)) {
+  if (ctx.options.is_layout_sensitive || !DynamicSliceCandidate(ds, ctx)) {
     return false;
   }
   Instruction* t = ds->operand(0);
@@ -1215,7 +1206,7 @@ Rule DynamicSliceTranspose(Instruction* ds, AlgebraicContext& ctx) {
 // clamped the way dynamic-slice clamps them.
 Rule DynamicSliceToSlice(Instruction* ds, AlgebraicContext& ctx) {
   if (ctx.options.disable_dynamic_slice_to_slice_conversion ||
-      !DynamicSliceCandidate(ds) || ds->shape().rank() == 0) {
+      !DynamicSliceCandidate(ds, ctx) || ds->shape().rank() == 0) {
     return false;
   }
   Instruction* x = ds->operand(0);
@@ -1245,7 +1236,7 @@ Rule DynamicSliceToSlice(Instruction* ds, AlgebraicContext& ctx) {
 // 94. A size-1 slice of a rank-1 iota (or iota * broadcast(scalar)) with an
 // s32/u32 index is the clamped index itself.
 Rule DynamicSliceIota(Instruction* ds, AlgebraicContext& ctx) {
-  if (!DynamicSliceCandidate(ds) || ds->shape().rank() != 1 ||
+  if (!DynamicSliceCandidate(ds, ctx) || ds->shape().rank() != 1 ||
       ds->attrs().dynamic_slice_sizes[0] != 1) {
     return false;
   }
@@ -1304,7 +1295,7 @@ absl::StatusOr<Instruction*> ClampIndex(Rewriter& rw, Instruction* i,
 // combined start never needs the outer clamp and out-of-range indices give
 // the same result.
 Rule DynamicSliceOfDynamicSlice(Instruction* ds, AlgebraicContext& ctx) {
-  if (!DynamicSliceCandidate(ds) || ds->shape().rank() == 0) return false;
+  if (!DynamicSliceCandidate(ds, ctx) || ds->shape().rank() == 0) return false;
   Instruction* inner = ds->operand(0);
   if (!Is(inner, Opcode::kDynamicSlice) || !WellFormedDynamicSlice(inner)) {
     return false;
@@ -1337,7 +1328,7 @@ bool MovedToHost(const Instruction* inst) {
 // 96. dus(broadcast(scalar), U, constant indices) -> pad(U, scalar) with
 // the starts clamped as dus clamps them.
 Rule DynamicUpdateSliceBroadcastToPad(Instruction* dus, AlgebraicContext& ctx) {
-  if (!DynamicUpdateSliceCandidate(dus) || dus->shape().rank() == 0) {
+  if (!DynamicUpdateSliceCandidate(dus, ctx) || dus->shape().rank() == 0) {
     return false;
   }
   Instruction* b = dus->operand(0);
@@ -1363,12 +1354,12 @@ Rule DynamicUpdateSliceBroadcastToPad(Instruction* dus, AlgebraicContext& ctx) {
 // 97. An update covering the whole operand is the result; an empty update
 // leaves the operand.
 Rule DynamicUpdateSliceFullUpdate(Instruction* dus, AlgebraicContext& ctx) {
-  if (!DynamicUpdateSliceCandidate(dus)) return false;
+  if (!DynamicUpdateSliceCandidate(dus, ctx)) return false;
   if (!dus->operand(1)->shape().Compatible(dus->shape())) return false;
   return Replace(ctx, dus, dus->operand(1));
 }
 Rule DynamicUpdateSliceEmptyUpdate(Instruction* dus, AlgebraicContext& ctx) {
-  if (!DynamicUpdateSliceCandidate(dus)) return false;
+  if (!DynamicUpdateSliceCandidate(dus, ctx)) return false;
   if (dus->operand(1)->shape().ElementsIn() != 0) return false;
   return Replace(ctx, dus, dus->operand(0));
 }
@@ -1376,7 +1367,7 @@ Rule DynamicUpdateSliceEmptyUpdate(Instruction* dus, AlgebraicContext& ctx) {
 // 98. Dims the update covers whole get a constant 0 index.
 Rule DynamicUpdateSliceFullDimZeroIndex(Instruction* dus,
                                         AlgebraicContext& ctx) {
-  if (!DynamicUpdateSliceCandidate(dus)) return false;
+  if (!DynamicUpdateSliceCandidate(dus, ctx)) return false;
   std::vector<Instruction*> idx = Indices(dus, 2);
   bool changed = false;
   for (int64_t d = 0; d < dus->shape().rank(); ++d) {
@@ -1397,7 +1388,7 @@ Rule DynamicUpdateSliceFullDimZeroIndex(Instruction* dus,
 // 99. dus(a, dus(ds(a, id), c, inner), id) -> dus(a, c, clamp(id) +
 // clamp(inner)): writing c back through the slice is one update of a.
 Rule DynamicUpdateSliceOfDynamicSlice(Instruction* dus, AlgebraicContext& ctx) {
-  if (!DynamicUpdateSliceCandidate(dus) || dus->shape().rank() == 0) {
+  if (!DynamicUpdateSliceCandidate(dus, ctx) || dus->shape().rank() == 0) {
     return false;
   }
   Instruction* a = dus->operand(0);

@@ -69,10 +69,36 @@ AlgebraicSimplifier::AlgebraicSimplifier(AlgebraicSimplifierOptions options,
   DeclareRules(std::move(infos));
 }
 
+void AsyncCallers::Scan() {
+  scanned_ = true;
+  for (const auto& c : module_->computations()) {
+    c->ForEachInstruction([&](Instruction* i) {
+      const Opcode k = i->opcode();
+      const bool generic = k == Opcode::kAsyncStart ||
+                           k == Opcode::kAsyncUpdate || k == Opcode::kAsyncDone;
+      if (!generic && !IsAsyncStartOpcode(k) && !IsAsyncDoneOpcode(k)) return;
+      for (const Computation* callee : i->called_computations()) {
+        any_.insert(callee);
+        if (generic) generic_.insert(callee);
+      }
+    });
+  }
+}
+
+bool AsyncCallers::CalledByAsyncOp(const Computation* c) {
+  if (!scanned_) Scan();
+  return generic_.contains(c);
+}
+
+bool AsyncCallers::CalledByAnyAsyncOp(const Computation* c) {
+  if (!scanned_) Scan();
+  return any_.contains(c);
+}
+
 absl::StatusOr<bool> AlgebraicSimplifier::SimplifyComputation(
-    Computation* computation, Rewriter& rw) {
+    Computation* computation, Rewriter& rw, AsyncCallers& async) {
   const std::vector<AlgebraicRule>& all = AllAlgebraicRules();
-  AlgebraicContext ctx{rw, options_};
+  AlgebraicContext ctx{rw, options_, async};
   std::vector<std::pair<int64_t, Instruction*>> snapshot;
   for (Instruction* i : computation->MakeInstructionPostOrder()) {
     snapshot.push_back({i->unique_id(), i});
@@ -101,6 +127,7 @@ absl::StatusOr<bool> AlgebraicSimplifier::SimplifyComputation(
 absl::StatusOr<bool> AlgebraicSimplifier::RunWith(Module* module,
                                                   Rewriter& rw) {
   bool changed = false;
+  AsyncCallers async(module);
   std::vector<Computation*> order = module->MakeComputationPostOrder();
   for (Computation* c : order) {
     if (c->IsFusionComputation()) continue;
@@ -108,7 +135,8 @@ absl::StatusOr<bool> AlgebraicSimplifier::RunWith(Module* module,
     // run records opportunities against the untouched graph: one sweep.
     int reruns = rw.dry() || !options_.run_to_fixed_point ? 1 : 50;
     for (int i = 0; i < reruns; ++i) {
-      HLOGYM_ASSIGN_OR_RETURN(bool c_changed, SimplifyComputation(c, rw));
+      HLOGYM_ASSIGN_OR_RETURN(bool c_changed,
+                              SimplifyComputation(c, rw, async));
       changed |= c_changed;
       if (!c_changed) break;
     }

@@ -62,10 +62,31 @@ struct AlgebraicSimplifierOptions {
 
 class AlgebraicSimplifier;
 
-// What a rule sees: the rewriter, the options, and the pass.
+// Which computations async ops call, for the rules that skip async
+// computations: one module scan on first use, kept for one pass run (rules
+// add no async ops). Without it, every such test scanned the module, and
+// modules with thousands of small computations went quadratic.
+class AsyncCallers {
+ public:
+  explicit AsyncCallers(const Module* module) : module_(module) {}
+  // Some kAsyncStart, kAsyncUpdate or kAsyncDone calls `c`.
+  bool CalledByAsyncOp(const Computation* c);
+  // The same, or another async start or done opcode (all-reduce-start,
+  // copy-done, ...) calls `c`.
+  bool CalledByAnyAsyncOp(const Computation* c);
+
+ private:
+  void Scan();
+  const Module* module_;
+  bool scanned_ = false;
+  absl::flat_hash_set<const Computation*> generic_, any_;
+};
+
+// What a rule sees: the rewriter, the options, and the async callers.
 struct AlgebraicContext {
   Rewriter& rw;
   const AlgebraicSimplifierOptions& options;
+  AsyncCallers& async;
 };
 
 // A rule returns true if it rewrote `inst` (through ctx.rw), false if it
@@ -114,7 +135,7 @@ class AlgebraicSimplifier : public Pass {
 
  private:
   absl::StatusOr<bool> SimplifyComputation(Computation* computation,
-                                           Rewriter& rw);
+                                           Rewriter& rw, AsyncCallers& async);
   AlgebraicSimplifierOptions options_;
   std::string name_;
   // rules by visited opcode: indices into AllAlgebraicRules().
