@@ -302,10 +302,12 @@ std::optional<ReductionDimensions> GetReductionDimensions(
   }
   const Shape& in = reduce.operand(0)->shape();
   if (!in.IsArray()) return std::nullopt;
-  std::vector<bool> reduced(in.rank(), false);
+  // Inline storage: fusion legality asks this millions of times on large
+  // modules, and a heap allocation per call was most of its cost.
+  absl::InlinedVector<char, 8> reduced(in.rank(), 0);
   for (int64_t d : reduce.dimensions()) {
     if (d < 0 || d >= in.rank()) return std::nullopt;
-    reduced[d] = true;
+    reduced[d] = 1;
   }
   // Segments of adjacent kept / reduced dims, major to minor.
   struct Segment {
@@ -320,10 +322,11 @@ std::optional<ReductionDimensions> GetReductionDimensions(
     // Empty arrays have nothing to reduce (and no tiling).
     if (size <= 0) return std::nullopt;
     if (size == 1) continue;
-    if (!segments.empty() && segments.back().reduced == reduced[*it]) {
+    const bool is_reduced = reduced[*it] != 0;
+    if (!segments.empty() && segments.back().reduced == is_reduced) {
       segments.back().size *= size;
     } else {
-      segments.push_back({static_cast<bool>(reduced[*it]), size});
+      segments.push_back({is_reduced, size});
     }
   }
   ReductionDimensions r;
