@@ -273,40 +273,54 @@ TEST(ModuleTest, ReachesAnyIsReachableOverTheSet) {
   EXPECT_LT(true_count, checked - checked / 10);
 }
 
+// A random DAG of `n` instructions in one computation: parameters and
+// adds, mostly reading recent values (long paths) and sometimes any earlier
+// one, with repeated operands, dead code, several sinks and control edges.
+struct RandomDag {
+  std::unique_ptr<Module> module;
+  Computation* computation = nullptr;
+  std::vector<Instruction*> nodes;
+};
+RandomDag MakeRandomDag(std::mt19937_64& rng, int n) {
+  RandomDag dag;
+  dag.module = std::make_unique<Module>("random_dag");
+  auto c = std::make_unique<Computation>("main");
+  Shape s(PrimitiveType::kF32, {4});
+  std::vector<Instruction*>& nodes = dag.nodes;
+  for (int k = 0; k < n; ++k) {
+    std::unique_ptr<Instruction> i;
+    if (k < 3 || rng() % 8 == 0) {
+      i = std::make_unique<Instruction>(Opcode::kParameter, s);
+    } else {
+      i = std::make_unique<Instruction>(Opcode::kAdd, s);
+      for (int o = 0; o < 2; ++o) {
+        const int span = rng() % 4 == 0 ? k : std::min(k, 6);
+        i->AppendOperand(nodes[k - 1 - rng() % span]);
+      }
+    }
+    i->set_name(StrCat("n", k));
+    nodes.push_back(c->AddInstruction(std::move(i)));
+  }
+  for (int e = 0; e < n / 10; ++e) {
+    const int a = static_cast<int>(rng() % (n - 1));
+    const int b = a + 1 + static_cast<int>(rng() % (n - 1 - a));
+    EXPECT_TRUE(nodes[a]->AddControlDependencyTo(nodes[b]).ok());
+  }
+  c->set_root_instruction(nodes.back());
+  dag.computation = dag.module->AddComputation(std::move(c), true);
+  return dag;
+}
+
 // Every answer of the index against a transitive closure computed here by
-// plain searches, on random DAGs with several sinks, dead code, repeated
-// operands and control edges.
+// plain searches, on random DAGs.
 TEST(ModuleTest, ReachabilityMatchesATransitiveClosure) {
   std::mt19937_64 rng(7);
   int64_t reachable = 0, pairs = 0;
   for (int graph = 0; graph < 40; ++graph) {
-    auto m = std::make_unique<Module>(StrCat("g", graph));
-    auto c = std::make_unique<Computation>("main");
-    Shape s(PrimitiveType::kF32, {4});
-    std::vector<Instruction*> nodes;
     const int n = 20 + static_cast<int>(rng() % 60);
-    for (int k = 0; k < n; ++k) {
-      std::unique_ptr<Instruction> i;
-      if (k < 3 || rng() % 8 == 0) {
-        i = std::make_unique<Instruction>(Opcode::kParameter, s);
-      } else {
-        i = std::make_unique<Instruction>(Opcode::kAdd, s);
-        // Mostly recent operands (long paths), sometimes any earlier one.
-        for (int o = 0; o < 2; ++o) {
-          const int span = rng() % 4 == 0 ? k : std::min(k, 6);
-          i->AppendOperand(nodes[k - 1 - rng() % span]);
-        }
-      }
-      i->set_name(StrCat("n", k));
-      nodes.push_back(c->AddInstruction(std::move(i)));
-    }
-    for (int e = 0; e < n / 10; ++e) {
-      const int a = static_cast<int>(rng() % (n - 1));
-      const int b = a + 1 + static_cast<int>(rng() % (n - 1 - a));
-      ASSERT_TRUE(nodes[a]->AddControlDependencyTo(nodes[b]).ok());
-    }
-    c->set_root_instruction(nodes.back());
-    Computation* comp = m->AddComputation(std::move(c), true);
+    RandomDag dag = MakeRandomDag(rng, n);
+    const std::vector<Instruction*>& nodes = dag.nodes;
+    Computation* comp = dag.computation;
     ReachabilityIndex reach(*comp);
     for (Instruction* to : nodes) {
       // Everything `to` depends on, by a plain search over operands and
@@ -344,32 +358,10 @@ TEST(ModuleTest, ReachabilityAmongASetMatchesSingleQueries) {
   std::mt19937_64 rng(11);
   int64_t reachable = 0, pairs = 0;
   for (int graph = 0; graph < 30; ++graph) {
-    auto m = std::make_unique<Module>(StrCat("g", graph));
-    auto c = std::make_unique<Computation>("main");
-    Shape s(PrimitiveType::kF32, {4});
-    std::vector<Instruction*> nodes;
     const int n = 30 + static_cast<int>(rng() % 170);
-    for (int k = 0; k < n; ++k) {
-      std::unique_ptr<Instruction> i;
-      if (k < 3 || rng() % 8 == 0) {
-        i = std::make_unique<Instruction>(Opcode::kParameter, s);
-      } else {
-        i = std::make_unique<Instruction>(Opcode::kAdd, s);
-        for (int o = 0; o < 2; ++o) {
-          const int span = rng() % 4 == 0 ? k : std::min(k, 6);
-          i->AppendOperand(nodes[k - 1 - rng() % span]);
-        }
-      }
-      i->set_name(StrCat("n", k));
-      nodes.push_back(c->AddInstruction(std::move(i)));
-    }
-    for (int e = 0; e < n / 10; ++e) {
-      const int a = static_cast<int>(rng() % (n - 1));
-      const int b = a + 1 + static_cast<int>(rng() % (n - 1 - a));
-      ASSERT_TRUE(nodes[a]->AddControlDependencyTo(nodes[b]).ok());
-    }
-    c->set_root_instruction(nodes.back());
-    Computation* comp = m->AddComputation(std::move(c), true);
+    RandomDag dag = MakeRandomDag(rng, n);
+    const std::vector<Instruction*>& nodes = dag.nodes;
+    Computation* comp = dag.computation;
     ReachabilityIndex reach(*comp);
     for (int trial = 0; trial < 4; ++trial) {
       std::vector<const Instruction*> set;
