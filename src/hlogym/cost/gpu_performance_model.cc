@@ -1,7 +1,9 @@
 #include "hlogym/cost/gpu_performance_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -302,11 +304,13 @@ std::optional<ReductionDimensions> GetReductionDimensions(
   }
   const Shape& in = reduce.operand(0)->shape();
   if (!in.IsArray()) return std::nullopt;
-  // Inline storage: fusion legality asks this millions of times on large
-  // modules, and a heap allocation per call was most of its cost.
-  absl::InlinedVector<char, 8> reduced(in.rank(), 0);
+  // Fusion legality asks this millions of times on large modules: inline
+  // storage only, no copy of the layout, and at most the three segments
+  // that any kept pattern below has.
+  const int64_t rank = in.rank();
+  absl::InlinedVector<char, 8> reduced(rank, 0);
   for (int64_t d : reduce.dimensions()) {
-    if (d < 0 || d >= in.rank()) return std::nullopt;
+    if (d < 0 || d >= rank) return std::nullopt;
     reduced[d] = 1;
   }
   // Segments of adjacent kept / reduced dims, major to minor.
@@ -314,21 +318,32 @@ std::optional<ReductionDimensions> GetReductionDimensions(
     bool reduced;
     int64_t size;
   };
-  absl::InlinedVector<Segment, 4> segments;
-  const DimVector m2m = PhysicalMinorToMajor(in);
-  for (auto it = m2m.rbegin(); it != m2m.rend(); ++it) {
-    if (*it < 0 || *it >= in.rank()) return std::nullopt;
-    const int64_t size = in.dimensions(*it);
+  std::array<Segment, 3> segment_store;
+  size_t segment_count = 0;
+  const bool laid_out =
+      in.has_layout() &&
+      static_cast<int64_t>(in.layout().minor_to_major.size()) == rank;
+  for (int64_t k = 0; k < rank; ++k) {
+    // The k-th most major dim (PhysicalMinorToMajor, read backwards).
+    const int64_t dim = laid_out ? in.layout().minor_to_major[rank - 1 - k] : k;
+    if (dim < 0 || dim >= rank) return std::nullopt;
+    const int64_t size = in.dimensions(dim);
     // Empty arrays have nothing to reduce (and no tiling).
     if (size <= 0) return std::nullopt;
     if (size == 1) continue;
-    const bool is_reduced = reduced[*it] != 0;
-    if (!segments.empty() && segments.back().reduced == is_reduced) {
-      segments.back().size *= size;
+    const bool is_reduced = reduced[dim] != 0;
+    if (segment_count > 0 &&
+        segment_store[segment_count - 1].reduced == is_reduced) {
+      segment_store[segment_count - 1].size *= size;
+    } else if (segment_count == segment_store.size()) {
+      // A fourth segment: no pattern below has one. Later dims could only
+      // fail the checks above too, which also give nullopt.
+      return std::nullopt;
     } else {
-      segments.push_back({is_reduced, size});
+      segment_store[segment_count++] = {is_reduced, size};
     }
   }
+  const std::span<const Segment> segments(segment_store.data(), segment_count);
   ReductionDimensions r;
   auto kinds = [&](std::initializer_list<bool> want) {
     if (segments.size() != want.size()) return false;
