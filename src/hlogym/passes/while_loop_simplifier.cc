@@ -1,6 +1,7 @@
 #include "hlogym/passes/while_loop_simplifier.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -628,7 +629,12 @@ std::vector<bool> DeadElements(const Instruction* w) {
     }
   }
   const int64_t slots = static_cast<int64_t>(order.size());
-  std::vector<std::vector<bool>> deps(slots, std::vector<bool>(n, false));
+  // deps: for each slot, the elements it depends on, as bit rows (loops
+  // carry hundreds of elements through bodies of thousands of instructions).
+  const size_t words = (static_cast<size_t>(n) + 63) / 64;
+  std::vector<uint64_t> deps(static_cast<size_t>(slots) * words, 0);
+  auto row = [&](int64_t s) { return deps.data() + s * words; };
+  auto bit = [](int64_t k) { return uint64_t{1} << (k % 64); };
   UnionFind sets(slots);
   std::vector<const Instruction*> sinks;
   for (int64_t s = 0; s < slots; ++s) {
@@ -636,7 +642,7 @@ std::vector<bool> DeadElements(const Instruction* w) {
     const Instruction* param = i->parent() == body ? body_param : cond_param;
     if (i->opcode() == Opcode::kGetTupleElement && i->operand(0) == param) {
       const int64_t k = i->tuple_index();
-      deps[s][k] = true;
+      row(s)[k / 64] |= bit(k);
       const Instruction* out = root->operand(k);
       if (out != i && tracked(out)) sets.Merge(slot[out], s);
     } else {
@@ -644,9 +650,9 @@ std::vector<bool> DeadElements(const Instruction* w) {
         if (tracked(op) && slot.contains(op)) {
           const int64_t o = slot[op];
           sets.Merge(o, s);
-          for (int64_t k = 0; k < n; ++k) {
-            if (deps[o][k]) deps[s][k] = true;
-          }
+          const uint64_t* from = row(o);
+          uint64_t* to = row(s);
+          for (size_t w = 0; w < words; ++w) to[w] |= from[w];
         }
       }
     }
@@ -654,20 +660,28 @@ std::vector<bool> DeadElements(const Instruction* w) {
       sinks.push_back(i);
     }
   }
-  std::vector<bool> reaches_sink(n, false), affects_others(n, false);
+  std::vector<uint64_t> sink_words(words, 0), other_words(words, 0);
   for (const Instruction* s : sinks) {
-    for (int64_t k = 0; k < n; ++k) {
-      if (deps[slot[s]][k]) reaches_sink[k] = true;
-    }
+    const uint64_t* r = row(slot[s]);
+    for (size_t w = 0; w < words; ++w) sink_words[w] |= r[w];
   }
   for (int64_t i = 0; i < n; ++i) {
     const Instruction* out = root->operand(i);
-    if (!tracked(out) || !slot.contains(out)) continue;
-    for (int64_t k = 0; k < n; ++k) {
-      if (deps[slot[out]][k] && !(candidate[i] && k == i)) {
-        affects_others[k] = true;
-      }
+    if (!tracked(out)) continue;
+    auto it = slot.find(out);
+    if (it == slot.end()) continue;
+    const uint64_t* r = row(it->second);
+    for (size_t w = 0; w < words; ++w) {
+      uint64_t word = r[w];
+      // An element that only feeds itself does not count.
+      if (candidate[i] && w == static_cast<size_t>(i / 64)) word &= ~bit(i);
+      other_words[w] |= word;
     }
+  }
+  std::vector<bool> reaches_sink(n, false), affects_others(n, false);
+  for (int64_t k = 0; k < n; ++k) {
+    reaches_sink[k] = (sink_words[k / 64] & bit(k)) != 0;
+    affects_others[k] = (other_words[k / 64] & bit(k)) != 0;
   }
   for (int64_t i = 0; i < n; ++i) {
     if (!used_after[i] && !affects_others[i] && !reaches_sink[i]) {
