@@ -305,8 +305,8 @@ std::optional<ReductionDimensions> GetReductionDimensions(
   const Shape& in = reduce.operand(0)->shape();
   if (!in.IsArray()) return std::nullopt;
   // Fusion legality asks this millions of times on large modules: inline
-  // storage only, no copy of the layout, and at most the three segments
-  // that any kept pattern below has.
+  // storage only, and at most the three segments that any kept pattern
+  // below has.
   const int64_t rank = in.rank();
   absl::InlinedVector<char, 8> reduced(rank, 0);
   for (int64_t d : reduce.dimensions()) {
@@ -320,12 +320,9 @@ std::optional<ReductionDimensions> GetReductionDimensions(
   };
   std::array<Segment, 3> segment_store;
   size_t segment_count = 0;
-  const bool laid_out =
-      in.has_layout() &&
-      static_cast<int64_t>(in.layout().minor_to_major.size()) == rank;
-  for (int64_t k = 0; k < rank; ++k) {
-    // The k-th most major dim (PhysicalMinorToMajor, read backwards).
-    const int64_t dim = laid_out ? in.layout().minor_to_major[rank - 1 - k] : k;
+  const DimVector m2m = PhysicalMinorToMajor(in);
+  for (auto it = m2m.rbegin(); it != m2m.rend(); ++it) {
+    const int64_t dim = *it;
     if (dim < 0 || dim >= rank) return std::nullopt;
     const int64_t size = in.dimensions(dim);
     // Empty arrays have nothing to reduce (and no tiling).

@@ -169,13 +169,15 @@ absl::StatusOr<bool> ProposeSiblingFusions(
     // much of the graph. Once the searches for this set have visited as
     // many instructions as one sweep over all its pairs costs, the sweep
     // answers the rest: never much worse than either way alone.
-    const_siblings.assign(siblings.begin(), siblings.end());
     std::optional<ReachabilityIndex::Matrix> among;
     const int64_t work_before = reach.SearchWork();
     int64_t among_cost = -1;  // not computed yet
     auto connected = [&](size_t i, size_t j) {
       if (!among && siblings.size() >= kMatrixReaders) {
-        if (among_cost < 0) among_cost = reach.AmongCost(const_siblings);
+        if (among_cost < 0) {
+          const_siblings.assign(siblings.begin(), siblings.end());
+          among_cost = reach.AmongCost(const_siblings);
+        }
         if (among_cost <= kMatrixMaxWords &&
             reach.SearchWork() - work_before >= among_cost) {
           among = reach.Among(const_siblings);
