@@ -157,11 +157,17 @@ OperandList KeyOperands(const Instruction* inst) {
   return ops;
 }
 
-uint64_t KeyHash(Equivalence& eq, const Instruction* inst) {
-  uint64_t h = eq.LocalHash(inst);
-  for (const Instruction* op : KeyOperands(inst)) {
-    h = absl::HashOf(h, op->unique_id());
-  }
+// The bucket key: opcode, a few cheap attributes and the operands. The
+// full local hash (shape, attributes, callees) costs several hundred
+// instructions and most instructions meet no candidate, so it is left to
+// SameLocalValue, which only runs on a candidate. A coarser key gives the
+// same merges: every rep equal to `inst` shares its key, and buckets keep
+// insertion order, so the first equal rep found is the same.
+uint64_t KeyHash(const OperandList& ops, const Instruction* inst) {
+  uint64_t h = absl::HashOf(static_cast<int>(inst->opcode()), inst->int_attr(),
+                            static_cast<int>(inst->shape().element_type()),
+                            inst->shape().rank());
+  for (const Instruction* op : ops) h = absl::HashOf(h, op->unique_id());
   return h;
 }
 
@@ -232,7 +238,17 @@ bool Skip(const Instruction* inst) {
     default:
       if (inst->operand_count() == 0) return true;
   }
-  return HasControlEdges(inst) || MustFuse(inst) || HasSideEffectDeep(*inst);
+  return HasControlEdges(inst) || MustFuse(inst);
+}
+
+// Skip()'s last test, walking called bodies: asked only of instructions
+// that have a match, and of the reps they match, since most have none.
+bool HasSideEffectsCached(
+    const Instruction* inst,
+    absl::flat_hash_map<const Instruction*, bool>& side_effects) {
+  auto [it, fresh] = side_effects.try_emplace(inst, false);
+  if (fresh) it->second = HasSideEffectDeep(*inst);
+  return it->second;
 }
 
 // Step 2: post-order, each instruction against the earlier ones.
@@ -244,17 +260,22 @@ absl::StatusOr<bool> CombineInstructions(
     Equivalence& eq, const absl::flat_hash_set<const Instruction*>& carriers) {
   bool changed = false;
   Buckets seen;
+  // Instructions with side effects are neither merged nor merged into.
+  // Buckets may hold them (they are passed over as reps), so that only
+  // instructions that meet an equal one are tested.
+  absl::flat_hash_map<const Instruction*, bool> side_effects;
   for (auto [id, inst] : order) {
     if (rw.IsRemoved(id) || !HasUse(inst) || Skip(inst) ||
         carriers.contains(inst)) {
       continue;
     }
     const OperandList ops = KeyOperands(inst);
-    auto& bucket = seen[KeyHash(eq, inst)];
+    auto& bucket = seen[KeyHash(ops, inst)];
     Instruction* match = nullptr;
     for (auto [rid, rep] : bucket) {
       if (rw.IsRemoved(rid) || KeyOperands(rep) != ops ||
-          !eq.SameLocalValue(rep, inst)) {
+          !eq.SameLocalValue(rep, inst) ||
+          HasSideEffectsCached(rep, side_effects)) {
         continue;
       }
       match = rep;
@@ -264,6 +285,7 @@ absl::StatusOr<bool> CombineInstructions(
       bucket.push_back({id, inst});
       continue;
     }
+    if (HasSideEffectsCached(inst, side_effects)) continue;
     HLOGYM_ASSIGN_OR_RETURN(bool replaced, rw.ReplaceInstruction(inst, match));
     changed |= replaced;
   }

@@ -157,6 +157,41 @@ ENTRY e {
 )");
 }
 
+// Side effects inside called bodies count too: two calls of a body with an
+// rng stay apart, while the pure calls beside them merge, also when one of
+// them comes after the impure ones.
+TEST(HloCseTest, KeepsCallsWithSideEffectsInTheirBodies) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, R"(
+HloModule m
+noisy {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  o = f32[] constant(1)
+  r = f32[4] rng(z, o), distribution=rng_uniform
+  ROOT s = f32[4] add(a, r)
+}
+quiet {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  n1 = f32[4] call(p), to_apply=noisy
+  n2 = f32[4] call(p), to_apply=noisy
+  q1 = f32[4] call(p), to_apply=quiet
+  q2 = f32[4] call(p), to_apply=quiet
+  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(n1, n2, q1, q2)
+}
+)");
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  ASSERT_EQ(root->operand_count(), 4);
+  EXPECT_NE(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(2), root->operand(3));
+  EXPECT_EQ(root->operand(2)->to_apply()->name(), "quiet");
+}
+
 TEST(HloCseTest, KeepsAsyncPairs) {
   HloCse cse;
   // Each start must keep its own done.
