@@ -321,7 +321,7 @@ absl::StatusOr<Instruction*> MakeGetTupleElement(Rewriter& rw,
   HLOGYM_ASSIGN_OR_RETURN(Shape s,
                           InferGetTupleElementShape(tuple->shape(), index));
   Instruction* ops[] = {tuple};
-  auto inst = New(Opcode::kGetTupleElement, s, ops);
+  auto inst = New(Opcode::kGetTupleElement, std::move(s), ops);
   inst->set_int_attr(index);
   return Add(rw, tuple->parent(), std::move(inst));
 }
@@ -331,7 +331,7 @@ absl::StatusOr<Instruction*> MakeTuple(Rewriter& rw, Computation* computation,
   std::vector<const Shape*> shapes;
   for (Instruction* e : elements) shapes.push_back(&e->shape());
   HLOGYM_ASSIGN_OR_RETURN(Shape s, InferTupleShape(shapes));
-  return Add(rw, computation, New(Opcode::kTuple, s, elements));
+  return Add(rw, computation, New(Opcode::kTuple, std::move(s), elements));
 }
 
 absl::StatusOr<Instruction*> MakeDot(Rewriter& rw, Instruction* lhs,

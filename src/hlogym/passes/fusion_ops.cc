@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/passes/builders.h"
@@ -645,7 +646,10 @@ class FusionBuilder {
       n.leaves[leaf] = true;
     };
     for (auto [i, leaf] : outputs_) need_leaf(static_cast<size_t>(i), leaf);
-    SmallMap<char> live_external;
+    // Outside values some live slot reads (with repeats until sorted):
+    // sorted vectors, not maps, since every candidate of a dry run is
+    // planned and most have a dozen or two such values.
+    std::vector<const Instruction*> live_external;
     std::vector<const Instruction*> stack;
     for (size_t i = infos_.size(); i-- > 0;) {
       if (!need[i].any) continue;  // only read by dead parts of a body
@@ -687,17 +691,25 @@ class FusionBuilder {
         if (src.member != nullptr) {
           need_leaf(*member_pos_.Find(src.member), src.leaf);
         } else {
-          live_external.Insert(ops[k], 0);
+          live_external.push_back(ops[k]);
         }
       }
     }
-    SmallMap<char> seen;
+    std::sort(live_external.begin(), live_external.end());
+    live_external.erase(std::unique(live_external.begin(), live_external.end()),
+                        live_external.end());
+    // In order of first use over all slots (liveness is per value, so the
+    // first use of a live value is its first use at all).
+    absl::InlinedVector<bool, 16> emitted(live_external.size(), false);
     for (size_t i = 0; i < infos_.size(); ++i) {
       for (Instruction* o : infos_[i].inst->operands()) {
-        if (Resolve(o).member != nullptr) continue;
-        if (seen.Insert(o, 0).second && live_external.Contains(o)) {
-          operands_.push_back(o);
-        }
+        auto it = std::lower_bound(live_external.begin(), live_external.end(),
+                                   static_cast<const Instruction*>(o));
+        if (it == live_external.end() || *it != o) continue;
+        bool& done = emitted[it - live_external.begin()];
+        if (done || Resolve(o).member != nullptr) continue;
+        done = true;
+        operands_.push_back(o);
       }
     }
     return true;

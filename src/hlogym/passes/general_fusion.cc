@@ -105,7 +105,56 @@ bool SiblingCandidate(const Instruction& inst) {
 }
 
 // LegalSiblings for two instructions that are both SiblingCandidates.
-FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b) {
+// The budget figures of one kernel (shared memory, unnested reductions,
+// output buffers), worked out once per instruction and dry run: each is
+// tested against many partners, and reading them walks fused bodies, which
+// a dry run leaves unchanged.
+class BudgetMemo {
+ public:
+  struct Use {
+    int64_t shared_memory = 0;
+    int64_t unnested_reductions = 0;
+    int64_t outputs = 0;  // nodes of the shape tree
+  };
+  const Use& Of(const Instruction& inst) {
+    auto [it, fresh] = uses_.try_emplace(&inst);
+    if (fresh) {
+      it->second = {SharedMemoryUsage(inst), CountUnnestedReductions(inst),
+                    ShapeNodes(inst.shape())};
+    }
+    return it->second;
+  }
+
+ private:
+  static int64_t ShapeNodes(const Shape& s) {
+    int64_t n = 1;
+    for (const Shape& e : s.tuple_shapes()) n += ShapeNodes(e);
+    return n;
+  }
+  absl::flat_hash_map<const Instruction*, Use> uses_;
+};
+
+// FusionFitsInBudget(a, b, consumer_producer). With a memo, a pair whose
+// memoized figures pass the test's first, sufficient bound is accepted
+// without it (the same answer); every other pair takes the exact test.
+FusionDecision FitsInBudget(const Instruction& a, const Instruction& b,
+                            bool consumer_producer, BudgetMemo* memo) {
+  if (memo != nullptr) {
+    const BudgetMemo::Use& ua = memo->Of(a);
+    const BudgetMemo::Use& ub = memo->Of(b);
+    if (ua.shared_memory + ub.shared_memory <= kSharedMemoryPerBlockBytes &&
+        ua.unnested_reductions + ub.unnested_reductions <=
+            kMaxUnnestedReductionsPerFusion &&
+        a.operand_count() + b.operand_count() - 1 + ua.outputs + ub.outputs <=
+            kMaxOperandsAndOutputsPerFusion) {
+      return FusionDecision::Allow();
+    }
+  }
+  return FusionFitsInBudget(a, b, consumer_producer);
+}
+
+FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b,
+                                BudgetMemo* memo) {
   // Loop fusions grow into bigger loop fusions and input fusions into
   // fusions with several reductions; a reduction does not join a loop.
   const bool a_fusion = a.opcode() == Opcode::kFusion;
@@ -122,8 +171,11 @@ FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b) {
   if (FusionDecision d = ShapesCompatibleForMultiOutputFusion(a, b); !d) {
     return d;
   }
-  return FusionFitsInBudget(a, b, /*is_consumer_producer_fusion=*/false);
+  return FitsInBudget(a, b, /*consumer_producer=*/false, memo);
 }
+
+FusionDecision LegalPair(const Instruction& producer,
+                         const Instruction& consumer, BudgetMemo* memo);
 
 // Proposes sibling fusions: two readers of one value that do not reach
 // each other become one multi-output fusion (the reference pass's sibling
@@ -139,7 +191,7 @@ constexpr int64_t kMatrixMaxWords = int64_t{1} << 22;
 
 absl::StatusOr<bool> ProposeSiblingFusions(
     const std::vector<Instruction*>& order, const ReachabilityIndex& reach,
-    int64_t partners, Rewriter& rw) {
+    int64_t partners, Rewriter& rw, BudgetMemo& memo) {
   bool proposed = false;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> offered;
   absl::flat_hash_map<const Instruction*, bool> is_candidate;
@@ -197,7 +249,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
           ++found;
           continue;
         }
-        if (!LegalSiblingPair(*a, *b) || connected(i, j)) continue;
+        if (!LegalSiblingPair(*a, *b, &memo) || connected(i, j)) continue;
         offered.insert(std::pair(a->unique_id(), b->unique_id()));
         ++found;
         const FusionKind kind = IsInputFusible(*a) || IsInputFusible(*b)
@@ -219,6 +271,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
 absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
                                     int64_t partners) {
   bool proposed = false;
+  BudgetMemo memo;
   for (Computation* computation : GetFusibleComputations(*module)) {
     if (computation->instruction_count() < 2) continue;
     ReachabilityIndex reach(*computation);
@@ -244,7 +297,7 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
       producers.erase(std::unique(producers.begin(), producers.end()),
                       producers.end());
       for (Instruction* producer : producers) {
-        if (!GeneralFusion::Legal(*producer, *consumer)) continue;
+        if (!LegalPair(*producer, *consumer, &memo)) continue;
         if (CreatesCycle(*producer, *consumer, reach)) continue;
         // As the reference pass: a multi-output fusion where the producer
         // has other users and the shapes are multi-output compatible,
@@ -263,17 +316,15 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
     }
     if (siblings) {
       HLOGYM_ASSIGN_OR_RETURN(
-          bool more, ProposeSiblingFusions(order, reach, partners, rw));
+          bool more, ProposeSiblingFusions(order, reach, partners, rw, memo));
       proposed |= more;
     }
   }
   return proposed;
 }
 
-}  // namespace
-
-FusionDecision GeneralFusion::Legal(const Instruction& producer,
-                                    const Instruction& consumer) {
+FusionDecision LegalPair(const Instruction& producer,
+                         const Instruction& consumer, BudgetMemo* memo) {
   if (NeverFused(producer)) {
     return FusionDecision::Forbid(
         StrCat("'", producer.name(), "' is never fused"));
@@ -293,12 +344,18 @@ FusionDecision GeneralFusion::Legal(const Instruction& producer,
     }
     if (d = ShouldFuseInPlaceOp(producer, consumer); !d) return d;
   }
-  if (d = FusionFitsInBudget(consumer, producer,
-                             /*is_consumer_producer_fusion=*/true);
+  if (d = FitsInBudget(consumer, producer, /*consumer_producer=*/true, memo);
       !d) {
     return d;
   }
   return ProducerConsumerMergedTooLarge(producer, consumer);
+}
+
+}  // namespace
+
+FusionDecision GeneralFusion::Legal(const Instruction& producer,
+                                    const Instruction& consumer) {
+  return LegalPair(producer, consumer, nullptr);
 }
 
 FusionDecision GeneralFusion::LegalSiblings(const Instruction& a,
@@ -309,7 +366,7 @@ FusionDecision GeneralFusion::LegalSiblings(const Instruction& a,
           StrCat("'", x->name(), "' cannot be a multi-output fusion root"));
     }
   }
-  return LegalSiblingPair(a, b);
+  return LegalSiblingPair(a, b, nullptr);
 }
 
 absl::Status GeneralFusion::SetOption(std::string_view key,
