@@ -245,9 +245,7 @@ std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
   for (const auto& p : slots_) {
     if (p) p->scratch = 0;  // 0 new, 1 on stack, 2 done
   }
-  // Reused across calls: passes ask this of every small fused body.
-  thread_local std::vector<std::pair<Instruction*, size_t>> stack;
-  stack.clear();
+  std::vector<std::pair<Instruction*, size_t>> stack;
   auto visit_root = [&](Instruction* start) {
     if (start->scratch != 0) return;
     start->scratch = 1;
