@@ -105,10 +105,11 @@ bool SiblingCandidate(const Instruction& inst) {
 }
 
 // LegalSiblings for two instructions that are both SiblingCandidates.
-// The budget figures of one kernel (shared memory, unnested reductions,
-// output buffers), worked out once per instruction and dry run: each is
-// tested against many partners, and reading them walks fused bodies, which
-// a dry run leaves unchanged.
+// What the legality tests read of one instruction, worked out once per
+// instruction and dry run: each is tested against many partners, reading
+// it walks fused bodies (heroes, reductions, shared memory), and a dry run
+// leaves the graph unchanged. Budget figures: shared memory, unnested
+// reductions, output buffers.
 class BudgetMemo {
  public:
   struct Use {
@@ -124,6 +125,11 @@ class BudgetMemo {
     }
     return it->second;
   }
+  const MultiOutputFacts& MultiOutput(const Instruction& inst) {
+    auto [it, fresh] = multi_output_.try_emplace(&inst);
+    if (fresh) it->second = GetMultiOutputFacts(inst);
+    return it->second;
+  }
 
  private:
   static int64_t ShapeNodes(const Shape& s) {
@@ -132,7 +138,18 @@ class BudgetMemo {
     return n;
   }
   absl::flat_hash_map<const Instruction*, Use> uses_;
+  absl::flat_hash_map<const Instruction*, MultiOutputFacts> multi_output_;
 };
+
+// ShapesCompatibleForMultiOutputFusion, from the memo when there is one.
+FusionDecision MultiOutputShapesCompatible(const Instruction& a,
+                                           const Instruction& b,
+                                           BudgetMemo* memo) {
+  if (memo == nullptr) return ShapesCompatibleForMultiOutputFusion(a, b);
+  // A copy: looking up `b` may grow the map and move `a`'s entry.
+  const MultiOutputFacts fa = memo->MultiOutput(a);
+  return ShapesCompatibleForMultiOutputFusion(a, b, fa, memo->MultiOutput(b));
+}
 
 // FusionFitsInBudget(a, b, consumer_producer). With a memo, a pair whose
 // memoized figures pass the test's first, sufficient bound is accepted
@@ -140,7 +157,8 @@ class BudgetMemo {
 FusionDecision FitsInBudget(const Instruction& a, const Instruction& b,
                             bool consumer_producer, BudgetMemo* memo) {
   if (memo != nullptr) {
-    const BudgetMemo::Use& ua = memo->Of(a);
+    // A copy: looking up `b` may grow the map and move `a`'s entry.
+    const BudgetMemo::Use ua = memo->Of(a);
     const BudgetMemo::Use& ub = memo->Of(b);
     if (ua.shared_memory + ub.shared_memory <= kSharedMemoryPerBlockBytes &&
         ua.unnested_reductions + ub.unnested_reductions <=
@@ -168,7 +186,7 @@ FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b,
        a.fusion_kind() == FusionKind::kLoop)) {
     return FusionDecision::Forbid("a reduction does not join a loop fusion");
   }
-  if (FusionDecision d = ShapesCompatibleForMultiOutputFusion(a, b); !d) {
+  if (FusionDecision d = MultiOutputShapesCompatible(a, b, memo); !d) {
     return d;
   }
   return FitsInBudget(a, b, /*consumer_producer=*/false, memo);
@@ -304,7 +322,7 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
         // otherwise the producer is duplicated into the consumer.
         const ExternalUses uses =
             HasOtherUsers(*producer, *consumer) &&
-                    ShapesCompatibleForMultiOutputFusion(*producer, *consumer)
+                    MultiOutputShapesCompatible(*producer, *consumer, &memo)
                 ? ExternalUses::kMultiOutput
                 : ExternalUses::kDuplicate;
         HLOGYM_RETURN_IF_ERROR(FuseProducerIntoConsumer(

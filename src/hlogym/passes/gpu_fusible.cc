@@ -439,13 +439,21 @@ int64_t OperandIndexOf(const Instruction& user, const Instruction* operand) {
 }
 
 FusionDecision HeroesCompatible(const Instruction& a, const Instruction& b,
-                                const Instruction& hero_a,
-                                const Instruction& hero_b) {
-  const bool reduce_a = IsRealReductionInst(hero_a);
-  const bool reduce_b = IsRealReductionInst(hero_b);
-  const bool transpose_a = IsTiledTranspose(hero_a);
-  const bool transpose_b = IsTiledTranspose(hero_b);
-  if (reduce_a && reduce_b && !SameReductionDimensions(hero_a, hero_b)) {
+                                const MultiOutputFacts& fa,
+                                const MultiOutputFacts& fb) {
+  const Instruction& hero_a = *fa.hero;
+  const Instruction& hero_b = *fb.hero;
+  const bool reduce_a = fa.reduction;
+  const bool reduce_b = fb.reduction;
+  const bool transpose_a = fa.tiled_transpose;
+  const bool transpose_b = fb.tiled_transpose;
+  // SameReductionDimensions, from the facts.
+  if (reduce_a && reduce_b &&
+      !(fa.reduction_dims && fb.reduction_dims &&
+        fa.reduction_dims->is_row_reduction ==
+            fb.reduction_dims->is_row_reduction &&
+        std::equal(fa.reduction_dims->dims, fa.reduction_dims->dims + 3,
+                   fb.reduction_dims->dims))) {
     return FusionDecision::Forbid("tiled reductions with different shapes");
   }
   if (transpose_a && transpose_b &&
@@ -455,8 +463,8 @@ FusionDecision HeroesCompatible(const Instruction& a, const Instruction& b,
   if ((transpose_a && reduce_b) || (reduce_a && transpose_b)) {
     return FusionDecision::Forbid("MOF-fusion of a transpose and a reduction");
   }
-  if ((IsNestedTranspose(hero_a) && (reduce_b || transpose_b)) ||
-      (IsNestedTranspose(hero_b) && (reduce_a || transpose_a))) {
+  if ((fa.nested_transpose && (reduce_b || transpose_b)) ||
+      (fb.nested_transpose && (reduce_a || transpose_a))) {
     return FusionDecision::Forbid(
         "MOF-fusion of a nested transpose with an unnested reduction or "
         "tiled transpose");
@@ -484,16 +492,6 @@ FusionDecision HeroesCompatible(const Instruction& a, const Instruction& b,
     }
   }
   return FusionDecision::Allow();
-}
-
-// The loop shape of a multi-output fusion root: the hero's input for
-// reductions and tiled transposes, else the output.
-const Shape& LoopShape(const Instruction& hero) {
-  if ((IsRealReductionInst(hero) || IsTiledTranspose(hero)) &&
-      hero.operand_count() >= 1) {
-    return hero.operand(0)->shape();
-  }
-  return hero.shape();
 }
 
 }  // namespace
@@ -1341,13 +1339,34 @@ bool IsProducerMultiOutputFusible(const Instruction& producer) {
   return !IsPhysicallyTransposing(producer);
 }
 
+MultiOutputFacts GetMultiOutputFacts(const Instruction& inst) {
+  MultiOutputFacts f;
+  const Instruction& hero = GetRealHeroForMultiOutputFusion(inst);
+  f.hero = &hero;
+  f.reduction = IsRealReductionInst(hero);
+  f.tiled_transpose = IsTiledTranspose(hero);
+  f.nested_transpose = IsNestedTranspose(hero);
+  if (f.reduction) f.reduction_dims = GetReductionDimensions(hero);
+  // The loop shape of a multi-output fusion root: the hero's input for
+  // reductions and tiled transposes, else the output.
+  f.loop_shape = (f.reduction || f.tiled_transpose) && hero.operand_count() >= 1
+                     ? &hero.operand(0)->shape()
+                     : &hero.shape();
+  return f;
+}
+
 FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
                                                     const Instruction& b) {
-  const Instruction& hero_a = GetRealHeroForMultiOutputFusion(a);
-  const Instruction& hero_b = GetRealHeroForMultiOutputFusion(b);
-  if (FusionDecision d = HeroesCompatible(a, b, hero_a, hero_b); !d) return d;
-  const Shape& la = LoopShape(hero_a);
-  const Shape& lb = LoopShape(hero_b);
+  return ShapesCompatibleForMultiOutputFusion(a, b, GetMultiOutputFacts(a),
+                                              GetMultiOutputFacts(b));
+}
+
+FusionDecision ShapesCompatibleForMultiOutputFusion(
+    const Instruction& a, const Instruction& b, const MultiOutputFacts& fa,
+    const MultiOutputFacts& fb) {
+  if (FusionDecision d = HeroesCompatible(a, b, fa, fb); !d) return d;
+  const Shape& la = *fa.loop_shape;
+  const Shape& lb = *fb.loop_shape;
   if (EqualIgnoringElementType(la, lb)) return FusionDecision::Allow();
   if (!la.IsTuple() && !lb.IsTuple() && IsReshapeOrTransposeBitcast(la, lb)) {
     return FusionDecision::Allow();

@@ -6,6 +6,7 @@
 #define HLOGYM_PASSES_GPU_FUSIBLE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,23 @@ bool IsProducerMultiOutputFusible(const Instruction& producer);
 // Real heroes and loop shapes compatible (3.2 "Shapes compatible for MOF").
 FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
                                                     const Instruction& b);
+// What that test reads of one side: the real hero, its kind, its reduction
+// dimensions and the loop shape. A caller that tests one instruction
+// against many partners works these out once (valid while the graph does
+// not change) and passes them to the overload below, which answers the same.
+struct MultiOutputFacts {
+  const Instruction* hero = nullptr;
+  bool reduction = false;  // a real reduction
+  bool tiled_transpose = false;
+  bool nested_transpose = false;
+  std::optional<ReductionDimensions> reduction_dims;  // of a reduction hero
+  const Shape* loop_shape = nullptr;
+};
+MultiOutputFacts GetMultiOutputFacts(const Instruction& inst);
+FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
+                                                    const Instruction& b,
+                                                    const MultiOutputFacts& fa,
+                                                    const MultiOutputFacts& fb);
 
 // Computations the fusion passes work on: post-order, without fusion
 // computations, computations called by non-control-flow ops (reducers,
