@@ -110,7 +110,7 @@ bool SiblingCandidate(const Instruction& inst) {
 // it walks fused bodies (heroes, reductions, shared memory), and a dry run
 // leaves the graph unchanged. Budget figures: shared memory, unnested
 // reductions, output buffers.
-class BudgetMemo {
+class LegalityMemo {
  public:
   struct Use {
     int64_t shared_memory = 0;
@@ -144,7 +144,7 @@ class BudgetMemo {
 // ShapesCompatibleForMultiOutputFusion, from the memo when there is one.
 FusionDecision MultiOutputShapesCompatible(const Instruction& a,
                                            const Instruction& b,
-                                           BudgetMemo* memo) {
+                                           LegalityMemo* memo) {
   if (memo == nullptr) return ShapesCompatibleForMultiOutputFusion(a, b);
   // A copy: looking up `b` may grow the map and move `a`'s entry.
   const MultiOutputFacts fa = memo->MultiOutput(a);
@@ -155,11 +155,11 @@ FusionDecision MultiOutputShapesCompatible(const Instruction& a,
 // memoized figures pass the test's first, sufficient bound is accepted
 // without it (the same answer); every other pair takes the exact test.
 FusionDecision FitsInBudget(const Instruction& a, const Instruction& b,
-                            bool consumer_producer, BudgetMemo* memo) {
+                            bool consumer_producer, LegalityMemo* memo) {
   if (memo != nullptr) {
     // A copy: looking up `b` may grow the map and move `a`'s entry.
-    const BudgetMemo::Use ua = memo->Of(a);
-    const BudgetMemo::Use& ub = memo->Of(b);
+    const LegalityMemo::Use ua = memo->Of(a);
+    const LegalityMemo::Use& ub = memo->Of(b);
     if (ua.shared_memory + ub.shared_memory <= kSharedMemoryPerBlockBytes &&
         ua.unnested_reductions + ub.unnested_reductions <=
             kMaxUnnestedReductionsPerFusion &&
@@ -172,7 +172,7 @@ FusionDecision FitsInBudget(const Instruction& a, const Instruction& b,
 }
 
 FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b,
-                                BudgetMemo* memo) {
+                                LegalityMemo* memo) {
   // Loop fusions grow into bigger loop fusions and input fusions into
   // fusions with several reductions; a reduction does not join a loop.
   const bool a_fusion = a.opcode() == Opcode::kFusion;
@@ -193,7 +193,7 @@ FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b,
 }
 
 FusionDecision LegalPair(const Instruction& producer,
-                         const Instruction& consumer, BudgetMemo* memo);
+                         const Instruction& consumer, LegalityMemo* memo);
 
 // Proposes sibling fusions: two readers of one value that do not reach
 // each other become one multi-output fusion (the reference pass's sibling
@@ -209,7 +209,7 @@ constexpr int64_t kMatrixMaxWords = int64_t{1} << 22;
 
 absl::StatusOr<bool> ProposeSiblingFusions(
     const std::vector<Instruction*>& order, const ReachabilityIndex& reach,
-    int64_t partners, Rewriter& rw, BudgetMemo& memo) {
+    int64_t partners, Rewriter& rw, LegalityMemo& memo) {
   bool proposed = false;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> offered;
   absl::flat_hash_map<const Instruction*, bool> is_candidate;
@@ -289,7 +289,7 @@ absl::StatusOr<bool> ProposeSiblingFusions(
 absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
                                     int64_t partners) {
   bool proposed = false;
-  BudgetMemo memo;
+  LegalityMemo memo;
   for (Computation* computation : GetFusibleComputations(*module)) {
     if (computation->instruction_count() < 2) continue;
     ReachabilityIndex reach(*computation);
@@ -342,7 +342,7 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
 }
 
 FusionDecision LegalPair(const Instruction& producer,
-                         const Instruction& consumer, BudgetMemo* memo) {
+                         const Instruction& consumer, LegalityMemo* memo) {
   if (NeverFused(producer)) {
     return FusionDecision::Forbid(
         StrCat("'", producer.name(), "' is never fused"));

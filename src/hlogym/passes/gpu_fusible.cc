@@ -400,12 +400,15 @@ bool HasSubByteType(const Shape& s) {
   return s.IsArray() && BitWidth(s.element_type()) < 8;
 }
 
-bool SameReductionDimensions(const Instruction& a, const Instruction& b) {
-  std::optional<ReductionDimensions> ra = GetReductionDimensions(a);
-  std::optional<ReductionDimensions> rb = GetReductionDimensions(b);
+bool SameDimensions(const std::optional<ReductionDimensions>& ra,
+                    const std::optional<ReductionDimensions>& rb) {
   if (!ra || !rb) return false;
   return ra->is_row_reduction == rb->is_row_reduction &&
          std::equal(ra->dims, ra->dims + 3, rb->dims);
+}
+
+bool SameReductionDimensions(const Instruction& a, const Instruction& b) {
+  return SameDimensions(GetReductionDimensions(a), GetReductionDimensions(b));
 }
 
 // Two tiled transposes that normalise to the same kernel: same input and
@@ -447,13 +450,8 @@ FusionDecision HeroesCompatible(const Instruction& a, const Instruction& b,
   const bool reduce_b = fb.reduction;
   const bool transpose_a = fa.tiled_transpose;
   const bool transpose_b = fb.tiled_transpose;
-  // SameReductionDimensions, from the facts.
   if (reduce_a && reduce_b &&
-      !(fa.reduction_dims && fb.reduction_dims &&
-        fa.reduction_dims->is_row_reduction ==
-            fb.reduction_dims->is_row_reduction &&
-        std::equal(fa.reduction_dims->dims, fa.reduction_dims->dims + 3,
-                   fb.reduction_dims->dims))) {
+      !SameDimensions(fa.reduction_dims, fb.reduction_dims)) {
     return FusionDecision::Forbid("tiled reductions with different shapes");
   }
   if (transpose_a && transpose_b &&
