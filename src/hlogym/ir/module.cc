@@ -31,19 +31,45 @@ std::pair<std::string_view, int64_t> SplitSuffix(std::string_view name) {
   return {name.substr(0, k - 1), n};
 }
 
+// Where `stem` goes in a stem cache of `size` entries (a power of two).
+size_t StemCacheIndex(std::string_view stem, size_t size) {
+  if (stem.empty()) return 0;
+  const size_t h = stem.size() * 31 + static_cast<unsigned char>(stem[0]) +
+                   static_cast<unsigned char>(stem.back()) * 7;
+  return h & (size - 1);
+}
+
 // A name based on `base` that `names` does not hold yet, recorded there.
 // `base` itself when free; else "stem.N" with N past every suffix of the
 // stem in use (suffixes below are treated as taken). Lookups go through
 // absl::string_view so that only a new stem allocates: dry fusion names
-// hundreds of thousands of clones.
-template <typename Names>
-std::string UniqueName(Names& names, std::string_view base) {
+// hundreds of thousands of clones. `cache` (optional) keeps recent stems'
+// entries, emptied when a stem is added.
+template <typename Names, typename Cache>
+std::string UniqueName(Names& names, std::string_view base, Cache* cache) {
   auto [stem, n] = SplitSuffix(base);
-  auto it = names.find(absl::string_view(stem.data(), stem.size()));
-  if (it == names.end()) {
-    it = names.emplace(std::string(stem), typename Names::mapped_type()).first;
+  typename Names::mapped_type* use = nullptr;
+  typename Cache::value_type* slot = nullptr;
+  if (cache != nullptr) {
+    slot = &(*cache)[StemCacheIndex(stem, cache->size())];
+    if (slot->use != nullptr && slot->stem == stem) use = slot->use;
   }
-  auto& u = it->second;
+  if (use == nullptr) {
+    auto it = names.find(absl::string_view(stem.data(), stem.size()));
+    if (it == names.end()) {
+      it =
+          names.emplace(std::string(stem), typename Names::mapped_type()).first;
+      if (cache != nullptr) {
+        for (auto& e : *cache) e.use = nullptr;
+      }
+    }
+    use = &it->second;
+    if (slot != nullptr) {
+      slot->stem.assign(stem);
+      slot->use = use;
+    }
+  }
+  auto& u = *use;
   // A bare stem is free unless it was used; "stem.N" is free when N is
   // past every suffix in use.
   const bool bare = stem.size() == base.size();
@@ -52,15 +78,15 @@ std::string UniqueName(Names& names, std::string_view base) {
     u.next = std::max(u.next, n + 1);
     return std::string(base);
   }
-  std::string name;
-  name.reserve(stem.size() + 8);
-  name.assign(stem);
-  name.push_back('.');
   char digits[24];
   const int64_t k = std::max<int64_t>(u.next, 1);
   auto r = std::to_chars(digits, digits + sizeof(digits), k);
-  name.append(digits, r.ptr);
   u.next = k + 1;
+  // One allocation at most: the name is written in place.
+  const size_t count = static_cast<size_t>(r.ptr - digits);
+  std::string name(stem.size() + 1 + count, '.');
+  stem.copy(name.data(), stem.size());
+  std::copy(digits, r.ptr, name.data() + stem.size() + 1);
   return name;
 }
 
@@ -250,7 +276,7 @@ std::string Module::UniqueInstructionName(std::string_view base) {
           [&](Instruction* i) { RecordName(*used_names_, i->name()); });
     }
   }
-  return UniqueName(*used_names_, base);
+  return UniqueName(*used_names_, base, &stem_cache_);
 }
 
 std::string Module::UniqueComputationName(std::string_view base) {
@@ -261,7 +287,8 @@ std::string Module::UniqueComputationName(std::string_view base) {
       RecordName(*used_computation_names_, c->name());
     }
   }
-  return UniqueName(*used_computation_names_, base);
+  return UniqueName(*used_computation_names_, base,
+                    static_cast<std::array<StemCacheEntry, 1>*>(nullptr));
 }
 
 std::unique_ptr<Module> Module::Clone() const {

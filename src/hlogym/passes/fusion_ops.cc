@@ -859,17 +859,24 @@ class FusionBuilder {
             Replace(info.inst, info.leaf_uses[0], out[i][0]));
         continue;
       }
+      absl::InlinedVector<Instruction*, 4> gtes;
+      std::vector<ExternalUse> group;
       for (size_t leaf = 0; leaf < info.leaf_uses.size(); ++leaf) {
-        // Group the uses by the get-tuple-element they go through.
-        absl::flat_hash_map<Instruction*, std::vector<ExternalUse>> by_gte;
-        std::vector<Instruction*> gtes;
-        for (const ExternalUse& u : info.leaf_uses[leaf]) {
-          auto [it, inserted] = by_gte.try_emplace(u.value);
-          if (inserted) gtes.push_back(u.value);
-          it->second.push_back(u);
+        // Group the uses by the get-tuple-element they go through, in order
+        // of first appearance (a leaf has one or two such elements).
+        const std::vector<ExternalUse>& uses = info.leaf_uses[leaf];
+        gtes.clear();
+        for (const ExternalUse& u : uses) {
+          if (std::find(gtes.begin(), gtes.end(), u.value) == gtes.end()) {
+            gtes.push_back(u.value);
+          }
         }
         for (Instruction* g : gtes) {
-          HLOGYM_RETURN_IF_ERROR(Replace(g, by_gte[g], out[i][leaf]));
+          group.clear();
+          for (const ExternalUse& u : uses) {
+            if (u.value == g) group.push_back(u);
+          }
+          HLOGYM_RETURN_IF_ERROR(Replace(g, group, out[i][leaf]));
         }
       }
       if (!info.whole_uses.empty()) {

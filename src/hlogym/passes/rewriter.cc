@@ -66,6 +66,7 @@ void Rewriter::DiscardDryState() {
   pending_computations_.clear();
   opportunities_.clear();
   candidate_of_.clear();
+  candidates_indexed_ = 0;
 }
 
 Instruction* Rewriter::AddInstruction(Computation* computation,
@@ -113,13 +114,9 @@ absl::Status Rewriter::CheckReplacement(const Instruction* old,
 absl::Status Rewriter::Record(Instruction* original, Instruction* user,
                               Instruction* replacement) {
   if (replacement == original) return absl::OkStatus();
-  UseKey key{original, user};
-  std::vector<Instruction*>& cands = opportunities_[key];
-  if (std::find(cands.begin(), cands.end(), replacement) == cands.end()) {
-    cands.push_back(replacement);
-    ++opportunity_count_;
-    if (replacement->is_detached()) candidate_of_[replacement].push_back(key);
-  }
+  // Repeats are dropped at Materialize.
+  opportunities_.push_back(
+      {UseKey{original, user}, replacement, replacement->is_detached()});
   changed_ = true;
   return absl::OkStatus();
 }
@@ -137,6 +134,14 @@ absl::StatusOr<bool> Rewriter::ReplaceAllUsesWith(Instruction* old,
   if (old->is_detached()) {
     // A rewrite of a candidate: the new one becomes a candidate for the
     // same uses (traced back to the original instruction).
+    for (; candidates_indexed_ < opportunities_.size(); ++candidates_indexed_) {
+      const Opportunity& o = opportunities_[candidates_indexed_];
+      if (!o.detached) continue;
+      std::vector<UseKey>& of = candidate_of_[o.replacement];
+      if (std::find(of.begin(), of.end(), o.key) == of.end()) {
+        of.push_back(o.key);
+      }
+    }
     auto it = candidate_of_.find(old);
     if (it == candidate_of_.end()) return false;
     std::vector<UseKey> keys = it->second;
@@ -606,17 +611,83 @@ class DynamicTopologicalOrder {
 
 absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   AugmentStats stats;
-  stats.opportunities = opportunity_count_;
+  // Deterministic order: originals by unique id, the root use first, then
+  // users by unique id; a use's candidates by unique id. Repeats go. The
+  // ids are read once into plain keys. Originals are bucketed by id when
+  // their ids are dense (a dry run over a whole graph: a comparison sort
+  // of tens of thousands of records costs more than all of the recording),
+  // then each original's few records are sorted in place.
+  {
+    struct SortKey {
+      int64_t original, user, replacement;  // user -1: the root use
+    };
+    const size_t n = opportunities_.size();
+    std::vector<SortKey> keys;
+    keys.reserve(n);
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1;
+    for (const Opportunity& o : opportunities_) {
+      const int64_t id = o.key.original->unique_id();
+      keys.push_back({id, o.key.user == nullptr ? -1 : o.key.user->unique_id(),
+                      o.replacement->unique_id()});
+      lo = std::min(lo, id);
+      hi = std::max(hi, id);
+    }
+    auto less = [&](size_t i, size_t j) {
+      const SortKey& a = keys[i];
+      const SortKey& b = keys[j];
+      if (a.original != b.original) return a.original < b.original;
+      if (a.user != b.user) return a.user < b.user;
+      if (a.replacement != b.replacement) return a.replacement < b.replacement;
+      return i < j;
+    };
+    std::vector<size_t> order(n);
+    if (n > 0 && static_cast<uint64_t>(hi - lo) < 4 * n + 1024) {
+      std::vector<uint32_t> start(static_cast<size_t>(hi - lo) + 2, 0);
+      for (const SortKey& x : keys) ++start[x.original - lo + 1];
+      for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+      std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+      for (size_t k = 0; k < n; ++k) order[fill[keys[k].original - lo]++] = k;
+      for (size_t b = 0; b + 1 < start.size(); ++b) {
+        // Insertion sort: an original has a few records.
+        for (size_t k = start[b] + 1; k < start[b + 1]; ++k) {
+          const size_t v = order[k];
+          size_t j = k;
+          while (j > start[b] && less(v, order[j - 1])) {
+            order[j] = order[j - 1];
+            --j;
+          }
+          order[j] = v;
+        }
+      }
+    } else {
+      for (size_t k = 0; k < n; ++k) order[k] = k;
+      std::sort(order.begin(), order.end(), less);
+    }
+    std::vector<Opportunity> sorted;
+    sorted.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      const SortKey& x = keys[order[k]];
+      if (k > 0) {
+        const SortKey& prev = keys[order[k - 1]];
+        if (x.original == prev.original && x.user == prev.user &&
+            x.replacement == prev.replacement) {
+          continue;  // a repeat
+        }
+      }
+      sorted.push_back(opportunities_[order[k]]);
+    }
+    opportunities_ = std::move(sorted);
+  }
+  stats.opportunities = static_cast<int64_t>(opportunities_.size());
 
   // 1. Detached instructions that some candidate uses join the graph, in
   //    creation order (operands before users); the rest are discarded.
   absl::flat_hash_set<Instruction*> keep;
   {
     std::vector<Instruction*> stack;
-    for (const auto& [key, cands] : opportunities_) {
-      for (Instruction* r : cands) {
-        if (r->is_detached() && keep.insert(r).second) stack.push_back(r);
-      }
+    for (const Opportunity& o : opportunities_) {
+      Instruction* r = o.replacement;
+      if (r->is_detached() && keep.insert(r).second) stack.push_back(r);
     }
     while (!stack.empty()) {
       Instruction* i = stack.back();
@@ -663,20 +734,6 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     pending_computations_.clear();
   }
 
-  // 2. Deterministic order: originals by unique id, the root use first,
-  //    then users by unique id; candidates by unique id.
-  std::vector<UseKey> keys;
-  keys.reserve(opportunities_.size());
-  for (const auto& [key, cands] : opportunities_) keys.push_back(key);
-  std::sort(keys.begin(), keys.end(), [](const UseKey& a, const UseKey& b) {
-    if (a.original != b.original) {
-      return a.original->unique_id() < b.original->unique_id();
-    }
-    if ((a.user == nullptr) != (b.user == nullptr)) return a.user == nullptr;
-    if (a.user == nullptr) return false;
-    return a.user->unique_id() < b.user->unique_id();
-  });
-
   std::vector<Computation*> touched;
   auto insert = [&](const UseKey& key,
                     const std::vector<Instruction*>& cands) -> absl::Status {
@@ -696,17 +753,18 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     return orig->ReplaceUseWith(key.user, a);
   };
 
-  // 3. Insertion in key order, each candidate checked against the graph
+  // 2. Insertion in key order, each candidate checked against the graph
   //    as it stands: one that depends on the use it would feed would
   //    close a cycle and is rejected. Earlier nodes win over later ones.
   absl::flat_hash_map<Computation*, std::unique_ptr<DynamicTopologicalOrder>>
       orders;
-  for (const UseKey& key : keys) {
-    // Sorted in place: the opportunities are cleared at the end.
-    std::vector<Instruction*>& all = opportunities_[key];
-    std::sort(all.begin(), all.end(), [](Instruction* a, Instruction* b) {
-      return a->unique_id() < b->unique_id();
-    });
+  std::vector<Instruction*> cands;
+  for (size_t first = 0, end; first < opportunities_.size(); first = end) {
+    const UseKey key = opportunities_[first].key;
+    end = first + 1;
+    while (end < opportunities_.size() && opportunities_[end].key == key) {
+      ++end;
+    }
     // A use may have been recorded for a user that is gone or no longer
     // uses the original (not possible in a dry run, but be safe).
     if (key.user != nullptr && !key.user->IsUserOf(key.original)) continue;
@@ -717,9 +775,9 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
           *c, [this](const Instruction* i) { return IsNew(i); });
       touched.push_back(c);
     }
-    std::vector<Instruction*> cands;
-    cands.reserve(all.size());
-    for (Instruction* r : all) {
+    cands.clear();
+    for (size_t k = first; k < end; ++k) {
+      Instruction* r = opportunities_[k].replacement;
       if (key.user != nullptr && !order->AddEdgeUnlessCycle(r, key.user)) {
         ++stats.rejected_cyclic;
       } else {
@@ -732,7 +790,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     stats.candidates += static_cast<int64_t>(cands.size());
   }
 
-  // 4. Candidates that were rejected may have left instructions unused.
+  // 3. Candidates that were rejected may have left instructions unused.
   for (Computation* c : touched) {
     std::vector<std::pair<int64_t, Instruction*>> dead;
     c->ForEachInstruction([&](Instruction* i) {
@@ -750,6 +808,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   HLOGYM_RETURN_IF_ERROR(RemoveUncalledAddedComputations());
   opportunities_.clear();
   candidate_of_.clear();
+  candidates_indexed_ = 0;
   return stats;
 }
 

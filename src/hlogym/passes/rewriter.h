@@ -157,10 +157,20 @@ class Rewriter {
   absl::flat_hash_map<const Instruction*, bool> side_effects_;
   std::vector<std::unique_ptr<Computation>> pending_computations_;
   std::vector<Computation*> computations_with_detached_;
-  absl::flat_hash_map<UseKey, std::vector<Instruction*>> opportunities_;
-  // Detached instruction -> the (original, use) entries it is a candidate of.
+  // Each recorded rewrite of a use, in recording order, repeats included:
+  // a dry fusion pass records tens of thousands, and one vector sorted at
+  // Materialize costs less than a map of small vectors.
+  struct Opportunity {
+    UseKey key;
+    Instruction* replacement;
+    bool detached;  // the replacement was a detached candidate
+  };
+  std::vector<Opportunity> opportunities_;
+  // Detached instruction -> the (original, use) entries it is a candidate
+  // of, indexed from `opportunities_` only when a candidate is rewritten
+  // (rare): the first `candidates_indexed_` records are in it.
   absl::flat_hash_map<Instruction*, std::vector<UseKey>> candidate_of_;
-  int64_t opportunity_count_ = 0;
+  size_t candidates_indexed_ = 0;
 };
 
 }  // namespace hlogym
