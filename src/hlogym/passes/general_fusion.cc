@@ -121,7 +121,7 @@ class LegalityMemo {
     auto [it, fresh] = uses_.try_emplace(&inst);
     if (fresh) {
       it->second = {SharedMemoryUsage(inst), CountUnnestedReductions(inst),
-                    ShapeNodes(inst.shape())};
+                    SubshapeCount(inst.shape())};
     }
     return it->second;
   }
@@ -132,11 +132,6 @@ class LegalityMemo {
   }
 
  private:
-  static int64_t ShapeNodes(const Shape& s) {
-    int64_t n = 1;
-    for (const Shape& e : s.tuple_shapes()) n += ShapeNodes(e);
-    return n;
-  }
   absl::flat_hash_map<const Instruction*, Use> uses_;
   absl::flat_hash_map<const Instruction*, MultiOutputFacts> multi_output_;
 };

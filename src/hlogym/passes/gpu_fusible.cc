@@ -66,15 +66,6 @@ int64_t LeafElements(const Shape& s) {
   return p->IsArray() ? p->ElementsIn() : 0;
 }
 
-// XLA's ShapeUtil::SubshapeCount: every node of the shape tree.
-int64_t SubshapeCount(const Shape& s) {
-  int64_t n = 1;
-  if (s.IsTuple()) {
-    for (const Shape& e : s.tuple_shapes()) n += SubshapeCount(e);
-  }
-  return n;
-}
-
 // HloInstruction::IsFusible: the instruction may be part of a fusion at all.
 bool BaseFusible(const Instruction& inst) {
   switch (inst.opcode()) {
@@ -1220,6 +1211,14 @@ int64_t SharedMemoryUsage(const Instruction& inst) {
     return kWarpSize * (kWarpSize + 1) * ByteWidth(inst.shape().element_type());
   }
   return 0;
+}
+
+int64_t SubshapeCount(const Shape& s) {
+  int64_t n = 1;
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) n += SubshapeCount(e);
+  }
+  return n;
 }
 
 int64_t CountUnnestedReductions(const Instruction& inst) {

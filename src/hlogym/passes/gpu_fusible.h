@@ -101,6 +101,8 @@ FusionDecision FusionFitsInBudget(const Instruction& a, const Instruction& b,
 int64_t SharedMemoryUsage(const Instruction& inst);
 // Unnested (real) reductions in an instruction or fusion.
 int64_t CountUnnestedReductions(const Instruction& inst);
+// XLA's ShapeUtil::SubshapeCount: every node of the shape tree.
+int64_t SubshapeCount(const Shape& s);
 // Legacy CreatesHeavyComputation.
 bool CreatesHeavyComputation(const Instruction& producer,
                              const Instruction& consumer);
