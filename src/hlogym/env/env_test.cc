@@ -306,6 +306,55 @@ TEST(Env, StepThenStopIsStepThenKeepingOriginals) {
   EXPECT_GE(compared - reached, 5);
 }
 
+// DagHash of a copy of `m` with every computation's hash memo invalidated
+// (renaming an instruction to its own name counts as a change).
+uint64_t HashWithoutMemos(const Module& m) {
+  auto c = m.Clone();
+  for (const auto& comp : c->computations()) {
+    comp->ForEachInstruction(
+        [](Instruction* i) { i->set_name(std::string(i->name())); });
+  }
+  return DagHash(*c);
+}
+
+// Env states are hashed after each step (the decision loop's fixed point,
+// the search's state keys) with memos carried over from earlier steps and
+// through forks: every hash must be the one a module never hashed gets.
+TEST(Env, HashMemosFollowRandomWalks) {
+  const std::vector<std::pair<std::string, std::string>> modules = {
+      {"shared", std::string(kShared)},
+      {"softmax", std::string(test::kSoftmaxRow)},
+      {"cartpole", test::ReadExample("cartpole_step.hlo")},
+      {"transformer", test::ReadExample("transformer_encoder.hlo")},
+  };
+  std::mt19937_64 rng(11);
+  int64_t compared = 0;
+  for (const std::string pipeline :
+       {"general-fusion", "single-fusion", "algebraic-simplifier"}) {
+    for (const auto& [module_name, text] : modules) {
+      ASSERT_FALSE(text.empty()) << module_name;
+      auto env = MakeEnv(text);
+      ASSERT_NE(env, nullptr);
+      ASSERT_TRUE(env->StartPipeline(pipeline).ok()) << pipeline;
+      for (int step = 0; step < 8 && env->paused(); ++step) {
+        const std::string where =
+            pipeline + " on " + module_name + ", step " + std::to_string(step);
+        EXPECT_EQ(env->Hash(), HashWithoutMemos(env->module())) << where;
+        std::vector<int64_t> d = env->ChoiceCounts();
+        for (int64_t& c : d) c = static_cast<int64_t>(rng() % c);
+        auto next = env->Fork();
+        ASSERT_TRUE(next->Step(d).ok()) << where;
+        EXPECT_EQ(next->Hash(), HashWithoutMemos(next->module())) << where;
+        // The state left behind is unchanged by its fork's step.
+        EXPECT_EQ(env->Hash(), HashWithoutMemos(env->module())) << where;
+        env = std::move(next);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 40);
+}
+
 // A pass made dry inside xla-gpu pauses at each of its runs: keeping every
 // original, the module can come back unchanged at the next pause. The two
 // states share a DagHash but not a StateKey (their futures differ).

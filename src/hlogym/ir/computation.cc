@@ -15,6 +15,7 @@ Computation::~Computation() {
 }
 
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> inst) {
+  ++version_;
   Instruction* raw = inst.get();
   raw->parent_ = this;
   raw->slot_ = static_cast<int32_t>(slots_.size());
@@ -37,6 +38,7 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> inst) {
 
 Instruction* Computation::AddDetachedInstruction(
     std::unique_ptr<Instruction> inst) {
+  ++version_;
   Instruction* raw = inst.get();
   raw->parent_ = this;
   raw->slot_ = static_cast<int32_t>(detached_.size());  // index in detached_
@@ -58,6 +60,7 @@ absl::Status Computation::AttachInstruction(Instruction* inst) {
       detached_[i]->slot_ = static_cast<int32_t>(i);
     }
     detached_.pop_back();
+    ++version_;
     owned->Attach();
     AddInstruction(std::move(owned));
     return absl::OkStatus();
@@ -67,6 +70,7 @@ absl::Status Computation::AttachInstruction(Instruction* inst) {
 }
 
 int64_t Computation::DiscardDetachedInstructions() {
+  ++version_;
   // Unlink first: detached instructions may use each other.
   for (auto& d : detached_) d->DetachOperands();
   int64_t n = static_cast<int64_t>(detached_.size());
@@ -112,6 +116,7 @@ absl::Status Computation::RemoveInstruction(Instruction* inst) {
     return absl::FailedPreconditionError(
         StrCat("cannot remove parameter '", inst->name(), "'"));
   }
+  ++version_;
   inst->DetachOperands();
   inst->DropAllControlDeps();
   slots_[inst->slot_].reset();
@@ -128,6 +133,7 @@ absl::StatusOr<std::unique_ptr<Instruction>> Computation::ReleaseInstruction(
         StrCat("cannot release '", inst->name(), "' from computation '", name_,
                "': it is not one of its non-parameter instructions"));
   }
+  ++version_;
   std::unique_ptr<Instruction> owned = std::move(slots_[inst->slot_]);
   owned->parent_ = nullptr;
   owned->slot_ = -1;
@@ -164,6 +170,7 @@ absl::Status Computation::RemoveUnusedParameter(int64_t number) {
     return absl::FailedPreconditionError(
         StrCat("parameter ", number, " of '", name_, "' is still used"));
   }
+  ++version_;
   p->DropAllControlDeps();
   slots_[p->slot_].reset();
   --live_count_;
@@ -228,6 +235,7 @@ void Computation::CompactIfSparse() {
       live_count_ * 2 > static_cast<int64_t>(slots_.size())) {
     return;
   }
+  ++version_;
   std::vector<std::unique_ptr<Instruction>> compact;
   compact.reserve(live_count_);
   for (auto& p : slots_) {
@@ -324,6 +332,11 @@ std::unique_ptr<Computation> Computation::Clone() const {
   if (root_) c->root_ = fresh[root_->slot_];
   // Removed slots were skipped; reindex to match the compact vector.
   c->CompactIfSparse();
+  // The same content: a valid hash memo holds for the clone too.
+  if (hash_memo_.version == version_) {
+    c->hash_memo_ = hash_memo_;
+    c->hash_memo_.version = c->version_;
+  }
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,7 +67,10 @@ class Computation {
   int64_t RemoveDeadInstructions();
 
   Instruction* root_instruction() const { return root_; }
-  void set_root_instruction(Instruction* root) { root_ = root; }
+  void set_root_instruction(Instruction* root) {
+    root_ = root;
+    ++version_;
+  }
 
   int64_t num_parameters() const {
     return static_cast<int64_t>(parameters_.size());
@@ -96,13 +100,22 @@ class Computation {
   // Fusion computations are called by a fusion instruction; the printer and
   // hashing treat them as part of their caller.
   bool IsFusionComputation() const { return is_fusion_computation_; }
-  void set_is_fusion_computation(bool v) { is_fusion_computation_ = v; }
+  void set_is_fusion_computation(bool v) {
+    is_fusion_computation_ = v;
+    ++version_;
+  }
   // The computation the parser builds for `op-start` shorthand (an async
   // op wrapping one instruction); printed inline as that shorthand.
   bool IsAsyncWrapper() const { return is_async_wrapper_; }
-  void set_is_async_wrapper(bool v) { is_async_wrapper_ = v; }
+  void set_is_async_wrapper(bool v) {
+    is_async_wrapper_ = v;
+    ++version_;
+  }
   const std::string& execution_thread() const { return execution_thread_; }
-  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+  void set_execution_thread(std::string t) {
+    execution_thread_ = std::move(t);
+    ++version_;
+  }
 
   // Deep copy, not yet in any module. Called computations still point at
   // the originals; Module::Clone remaps them.
@@ -110,6 +123,26 @@ class Computation {
 
   // Scratch slot for algorithms (not part of the value; not thread-safe).
   mutable int64_t scratch = 0;
+
+  // Changes with every change of the computation or of one of its
+  // instructions (membership, root, edges, shapes, attributes, callees,
+  // names): what an analysis derives from the content stays valid while the
+  // version it read is unchanged. Each computation counts on its own, so a
+  // version means nothing outside its computation.
+  uint64_t version() const { return version_; }
+
+  // DagHash's memo of this computation's hash: valid while version() equals
+  // `version` and each recorded callee (every computation an instruction
+  // calls, in call order) still hashes to the value recorded with it.
+  // Written by DagHash (not thread-safe, like scratch); copied by Clone,
+  // with Module::Clone pointing the callees at the clones.
+  struct HashMemo {
+    static constexpr uint64_t kInvalid = ~uint64_t{0};
+    uint64_t version = kInvalid;
+    uint64_t hash = 0;
+    std::vector<std::pair<const Computation*, uint64_t>> callees;
+  };
+  HashMemo& hash_memo() const { return hash_memo_; }
 
  private:
   friend class Module;
@@ -127,6 +160,8 @@ class Computation {
   std::vector<std::unique_ptr<Instruction>> detached_;
   int64_t live_count_ = 0;
   std::vector<Instruction*> parameters_;
+  uint64_t version_ = 0;
+  mutable HashMemo hash_memo_;
 };
 
 // Answers "is `to` reachable from `from` through operand/control edges?"

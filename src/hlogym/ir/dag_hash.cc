@@ -574,6 +574,9 @@ class DagHasher {
   // gives up (returns false) at the first callee not hashed yet.
   bool ComputationBodyHash(const Computation& c, bool stop_if_missing,
                            uint64_t* out);
+  // The hash `c` had at the last DagHash, if neither it nor (by the hashes
+  // already in the memo of this hasher) its callees changed since.
+  bool MemoizedHash(const Computation& c, uint64_t* out);
   uint64_t LocalHashKnownCallees(const Instruction& inst);
   // Combines the local hash of `inst` with its operands' and control
   // predecessors' hashes, as given by `dep_hash`.
@@ -583,6 +586,8 @@ class DagHasher {
   absl::flat_hash_map<const Computation*, uint64_t> computation_hashes_;
   absl::flat_hash_set<const Computation*> called_;
   bool missing_callee_ = false;
+  // (callee, hash) as the computation being hashed calls them.
+  std::vector<std::pair<const Computation*, uint64_t>> callees_seen_;
   std::vector<const Instruction*> order_;  // a topological order
   std::vector<uint64_t> node_hashes_;      // by position in order_
   std::vector<uint64_t> sorted_;           // alternatives' operand hashes
@@ -618,7 +623,10 @@ uint64_t DagHasher::LocalHashKnownCallees(const Instruction& inst) {
   return LocalHashWith(inst, [this](const Computation* callee) {
     called_.insert(callee);
     auto it = computation_hashes_.find(callee);
-    if (it != computation_hashes_.end()) return it->second;
+    if (it != computation_hashes_.end()) {
+      callees_seen_.emplace_back(callee, it->second);
+      return it->second;
+    }
     // Not hashed yet, or a call cycle (invalid, but must not hang).
     missing_callee_ = true;
     return kCallCycle;
@@ -681,6 +689,7 @@ bool DagHasher::ComputationBodyHash(const Computation& c, bool stop_if_missing,
   uint64_t all = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     all = 0;
+    callees_seen_.clear();
     for (i = 0; i < n && topological; ++i) {
       const Instruction* inst = order_[i];
       // Instructions are large and scattered on the heap, so hashing is
@@ -726,6 +735,30 @@ bool DagHasher::ComputationBodyHash(const Computation& c, bool stop_if_missing,
   h.Add(all);
   h.AddStr(c.execution_thread());
   *out = h.value();
+  // Remembered for the next DagHash unless a callee was missing (a call
+  // cycle, in invalid IR).
+  Computation::HashMemo& memo = c.hash_memo();
+  if (missing_callee_) {
+    memo.version = Computation::HashMemo::kInvalid;
+  } else {
+    memo.version = c.version();
+    memo.hash = *out;
+    memo.callees.assign(callees_seen_.begin(), callees_seen_.end());
+  }
+  return true;
+}
+
+bool DagHasher::MemoizedHash(const Computation& c, uint64_t* out) {
+  const Computation::HashMemo& memo = c.hash_memo();
+  if (memo.version != c.version()) return false;
+  // The callees were hashed before (callers come after their callees, or
+  // the caller takes the slow path below): each must hash as it did.
+  for (const auto& [callee, hash] : memo.callees) {
+    auto it = computation_hashes_.find(callee);
+    if (it == computation_hashes_.end() || it->second != hash) return false;
+  }
+  for (const auto& entry : memo.callees) called_.insert(entry.first);
+  *out = memo.hash;
   return true;
 }
 
@@ -733,9 +766,14 @@ uint64_t DagHasher::ComputationHash(const Computation* c) {
   if (auto it = computation_hashes_.find(c); it != computation_hashes_.end()) {
     return it->second;
   }
+  // Unchanged since the last DagHash, callees included: the memo.
+  uint64_t hash;
+  if (MemoizedHash(*c, &hash)) {
+    computation_hashes_[c] = hash;
+    return hash;
+  }
   // Callees usually come before callers (module order, or already hashed),
   // so first try without looking for callees.
-  uint64_t hash;
   if (ComputationBodyHash(*c, /*stop_if_missing=*/true, &hash)) {
     computation_hashes_[c] = hash;
     return hash;
@@ -771,7 +809,9 @@ uint64_t DagHasher::ComputationHash(const Computation* c) {
     const Computation* done = top.computation;
     // Callees on a cycle (only in invalid IR) are still missing here; they
     // are hashed as kCallCycle.
-    ComputationBodyHash(*done, /*stop_if_missing=*/false, &hash);
+    if (!MemoizedHash(*done, &hash)) {
+      ComputationBodyHash(*done, /*stop_if_missing=*/false, &hash);
+    }
     computation_hashes_[done] = hash;
     open.erase(done);
     stack.pop_back();

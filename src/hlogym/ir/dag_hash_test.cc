@@ -312,10 +312,10 @@ TEST(DagHashTest, CloneHasEqualHash) {
   EXPECT_NE(DagHash(*b), before);
 }
 
-// Each mutation must change the hash, and all results must differ.
-TEST(DagHashTest, EverySingleChangeChangesHash) {
-  using Mutation = std::pair<std::string, std::function<void(Module*)>>;
-  std::vector<Mutation> mutations = {
+// One change of each kind the hash sees, applied to BuildModule().
+using Mutation = std::pair<std::string, std::function<void(Module*)>>;
+std::vector<Mutation> Mutations() {
+  return {
       {"broadcast dims",
        [](Module* m) { Find(m, "broadcast")->set_dimensions({1}); }},
       {"reduce dims",
@@ -526,6 +526,11 @@ TEST(DagHashTest, EverySingleChangeChangesHash) {
          m->AddComputation(BinaryRegion("unused", Opcode::kMultiply), false);
        }},
   };
+}
+
+// Each mutation must change the hash, and all results must differ.
+TEST(DagHashTest, EverySingleChangeChangesHash) {
+  const std::vector<Mutation> mutations = Mutations();
   auto base = BuildModule();
   const uint64_t h0 = DagHash(*base);
   absl::flat_hash_map<uint64_t, std::string> seen = {{h0, "original"}};
@@ -798,6 +803,30 @@ std::string Replace(std::string s, std::string_view from, std::string_view to) {
   return s;
 }
 
+// DagHash remembers each computation's hash until the computation changes.
+// Hashing before a change must not change what is hashed after it: the
+// module hashed before and after each mutation (and its clone, which copies
+// the memos) must hash as the same mutation of a module never hashed.
+TEST(DagHashTest, MemoFollowsEveryChange) {
+  for (const auto& [what, mutate] : Mutations()) {
+    auto fresh = BuildModule();
+    mutate(fresh.get());
+    const uint64_t expected = DagHash(*fresh);
+
+    auto m = BuildModule();
+    const uint64_t before = DagHash(*m);
+    auto clone = m->Clone();
+    mutate(m.get());
+    EXPECT_EQ(DagHash(*m), expected) << what;
+    EXPECT_EQ(DagHash(*m), expected) << what << " (hashed twice)";
+    // The clone was made with valid memos: it hashes as before until it
+    // is changed the same way.
+    EXPECT_EQ(DagHash(*clone), before) << what;
+    mutate(clone.get());
+    EXPECT_EQ(DagHash(*clone), expected) << what << " (clone)";
+  }
+}
+
 TEST(DagHashParsedTest, NamesOrderAndMetadataDoNotMatter) {
   auto a = MustParse(kText);
   auto b = MustParse(kRenamedText);
@@ -829,6 +858,47 @@ TEST(DagHashParsedTest, TextChangesChangeTheHash) {
   for (const auto& [from, to] : edits) {
     EXPECT_NE(DagHash(*MustParse(Replace(text, from, to))), h) << to;
   }
+}
+
+// A change two calls down (entry -> fusion -> reduce -> sum) reaches the
+// memos of every caller above it.
+TEST(DagHashParsedTest, MemoSeesChangesInNestedCallees) {
+  constexpr char kNested[] = R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  x = f32[4,8] parameter(0)
+  e = f32[4,8] exponential(x)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(e, z), dimensions={1}, to_apply=sum
+}
+ENTRY main {
+  p = f32[4,8] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kInput, calls=fused
+}
+)";
+  auto m = MustParse(kNested);
+  auto fresh = MustParse(kNested);
+  const uint64_t before = DagHash(*m);
+  EXPECT_EQ(DagHash(*m), before);
+  for (Module* x : {m.get(), fresh.get()}) {
+    Instruction* add = Find(x, "s");
+    Computation* sum = add->parent();
+    auto mx = std::make_unique<Instruction>(Opcode::kMaximum, add->shape());
+    mx->AppendOperand(add->operand(0));
+    mx->AppendOperand(add->operand(1));
+    mx->set_name("mx");
+    sum->set_root_instruction(sum->AddInstruction(std::move(mx)));
+    ASSERT_TRUE(sum->RemoveInstruction(add).ok());
+  }
+  EXPECT_NE(DagHash(*m), before);
+  EXPECT_EQ(DagHash(*m), DagHash(*fresh));
+  EXPECT_EQ(DagHash(*Find(m.get(), "f")->parent()),
+            DagHash(*Find(fresh.get(), "f")->parent()));
 }
 
 TEST(DagHashParsedTest, AlternativesInText) {

@@ -21,12 +21,17 @@ Instruction::Instruction(Opcode opcode, const Shape& shape)
 Instruction::Instruction(Opcode opcode, Shape&& shape)
     : opcode_(opcode), shape_(std::move(shape)) {}
 
+void Instruction::Touch() {
+  if (parent_ != nullptr) ++parent_->version_;
+}
+
 bool Instruction::IsUserOf(const Instruction* producer) const {
   return std::find(operands_.begin(), operands_.end(), producer) !=
          operands_.end();
 }
 
 void Instruction::AddUser(Instruction* user) {
+  Touch();
   // A user appears once even if it uses this instruction several times.
   if (std::find(users_.begin(), users_.end(), user) == users_.end()) {
     users_.push_back(user);
@@ -34,6 +39,7 @@ void Instruction::AddUser(Instruction* user) {
 }
 
 void Instruction::RemoveUser(Instruction* user) {
+  Touch();
   // From the back: the user removed is most often the one added last (a
   // dry-mode candidate detaching itself from an operand read by thousands).
   auto it = std::find(users_.rbegin(), users_.rend(), user);
@@ -41,6 +47,8 @@ void Instruction::RemoveUser(Instruction* user) {
 }
 
 void Instruction::AppendOperand(Instruction* operand) {
+  Touch();
+  operand->Touch();
   // Edges are mirrored: this is already among the operand's users exactly
   // when the operand is already among this instruction's operands, so the
   // scan of a long user list is not needed.
@@ -53,6 +61,7 @@ void Instruction::AppendOperand(Instruction* operand) {
 }
 
 void Instruction::Detach() {
+  Touch();
   if (detached_) return;
   detached_ = true;
   for (Instruction* op : operands_) {
@@ -61,6 +70,7 @@ void Instruction::Detach() {
 }
 
 void Instruction::Attach() {
+  Touch();
   if (!detached_) return;
   detached_ = false;
   for (Instruction* op : operands_) op->AddUser(this);
@@ -74,6 +84,7 @@ absl::Status Instruction::ReplaceOperandWith(int64_t i,
   }
   Instruction* old = operands_[i];
   if (old == new_operand) return absl::OkStatus();
+  Touch();
   operands_[i] = new_operand;
   if (!IsUserOf(old)) old->RemoveUser(this);
   if (!detached_ || new_operand->detached_) new_operand->AddUser(this);
@@ -86,6 +97,7 @@ absl::Status Instruction::ReplaceUseWith(Instruction* user,
     return absl::InvalidArgumentError(
         StrCat("'", user->name(), "' is not a user of '", name_, "'"));
   }
+  user->Touch();
   for (auto& op : user->operands_) {
     if (op == this) op = new_producer;
   }
@@ -102,9 +114,11 @@ absl::Status Instruction::ReplaceAllUsesWith(Instruction* new_producer) {
                new_producer->name(), "' (", new_producer->shape().ToString(),
                "): incompatible shapes"));
   }
+  Touch();
   InstructionVector users = users_;
   for (Instruction* u : users) {
     if (u == new_producer) continue;  // do not create a self-loop
+    u->Touch();
     for (auto& op : u->operands_) {
       if (op == this) op = new_producer;
     }
@@ -123,12 +137,14 @@ absl::Status Instruction::RemoveOperandAt(int64_t i) {
         StrCat("operand index ", i, " out of range for '", name_, "'"));
   }
   Instruction* old = operands_[i];
+  Touch();
   operands_.erase(operands_.begin() + i);
   if (!IsUserOf(old)) old->RemoveUser(this);
   return absl::OkStatus();
 }
 
 void Instruction::DetachOperands() {
+  Touch();
   for (Instruction* op : operands_) op->RemoveUser(this);
   operands_.clear();
 }
@@ -139,6 +155,8 @@ absl::Status Instruction::AddControlDependencyTo(Instruction* successor) {
         StrCat("control dependency between '", name_, "' and '",
                successor->name(), "' crosses computations"));
   }
+  Touch();
+  successor->Touch();
   const auto& succs = control_successors();
   if (std::find(succs.begin(), succs.end(), successor) == succs.end()) {
     control().successors.push_back(successor);
@@ -158,6 +176,8 @@ absl::Status Instruction::RemoveControlDependencyTo(Instruction* successor) {
     return absl::NotFoundError(StrCat("no control edge from '", name_, "' to '",
                                       successor->name(), "'"));
   }
+  Touch();
+  successor->Touch();
   succs.erase(it);
   auto& preds = successor->control().predecessors;
   preds.erase(std::find(preds.begin(), preds.end(), this));
@@ -165,6 +185,7 @@ absl::Status Instruction::RemoveControlDependencyTo(Instruction* successor) {
 }
 
 void Instruction::DropAllControlDeps() {
+  Touch();
   if (!control_) return;
   for (Instruction* p : control_->predecessors) {
     auto& s = p->control().successors;
@@ -185,6 +206,7 @@ const std::vector<Instruction*>& Instruction::EmptyEdges() {
 
 void Instruction::ReplaceCalledComputation(Computation* old_c,
                                            Computation* new_c) {
+  Touch();
   for (auto& c : called_computations_) {
     if (c == old_c) c = new_c;
   }
@@ -220,6 +242,7 @@ const Literal& Instruction::literal() const {
 }
 
 void Instruction::set_literal(Literal literal) {
+  Touch();
   literal_ = std::make_shared<const Literal>(std::move(literal));
 }
 
@@ -229,6 +252,7 @@ const OpMetadata& Instruction::metadata() const {
 }
 
 void Instruction::set_metadata(OpMetadata m) {
+  Touch();
   if (m.empty()) {
     metadata_.reset();
   } else {
@@ -242,6 +266,7 @@ const std::string& Instruction::backend_config() const {
 }
 
 void Instruction::set_backend_config(std::string config) {
+  Touch();
   if (config.empty()) {
     backend_config_.reset();
   } else {
@@ -255,6 +280,7 @@ const FrontendAttributes& Instruction::frontend_attributes() const {
 }
 
 void Instruction::set_frontend_attributes(FrontendAttributes attrs) {
+  Touch();
   if (attrs.empty()) {
     frontend_attributes_.reset();
     return;
@@ -270,10 +296,12 @@ const InstructionAttrs& Instruction::attrs() const {
 }
 
 void Instruction::set_attrs(InstructionAttrs attrs) {
+  Touch();
   attrs_ = std::make_shared<const InstructionAttrs>(std::move(attrs));
 }
 
 InstructionAttrs* Instruction::mutable_attrs() {
+  Touch();
   if (!attrs_) {
     attrs_ = std::make_shared<InstructionAttrs>();
   } else if (attrs_.use_count() > 1) {

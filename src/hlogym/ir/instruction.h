@@ -57,12 +57,21 @@ class Instruction {
   Opcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
   // Does not check uniqueness; see Computation::AddInstruction.
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name) {
+    name_ = std::move(name);
+    Touch();
+  }
   int64_t unique_id() const { return unique_id_; }
-  void set_unique_id(int64_t id) { unique_id_ = id; }
+  void set_unique_id(int64_t id) {
+    unique_id_ = id;
+    Touch();
+  }
 
   const Shape& shape() const { return shape_; }
-  Shape* mutable_shape() { return &shape_; }
+  Shape* mutable_shape() {
+    Touch();
+    return &shape_;
+  }
 
   Computation* parent() const { return parent_; }
 
@@ -122,6 +131,7 @@ class Instruction {
   }
   void set_called_computations(std::vector<Computation*> c) {
     called_computations_ = std::move(c);
+    Touch();
   }
   void ReplaceCalledComputation(Computation* old_c, Computation* new_c);
   Computation* to_apply() const;
@@ -134,8 +144,10 @@ class Instruction {
   PendingFusionBody* pending_body() const { return pending_body_.get(); }
   void set_pending_body(std::unique_ptr<PendingFusionBody> body) {
     pending_body_ = std::move(body);
+    Touch();
   }
   std::unique_ptr<PendingFusionBody> release_pending_body() {
+    Touch();
     return std::move(pending_body_);
   }
 
@@ -147,6 +159,7 @@ class Instruction {
   void set_dimensions(DimVector d) {
     dimensions_ = std::move(d);
     has_dimensions_ = true;
+    Touch();
   }
   bool has_dimensions() const { return has_dimensions_; }
   // parameter(N)
@@ -155,14 +168,26 @@ class Instruction {
   int64_t tuple_index() const { return int_attr_; }
   // iota iota_dimension=N
   int64_t iota_dimension() const { return int_attr_; }
-  void set_int_attr(int64_t v) { int_attr_ = v; }
+  void set_int_attr(int64_t v) {
+    int_attr_ = v;
+    Touch();
+  }
   int64_t int_attr() const { return int_attr_; }
   ComparisonDirection comparison_direction() const { return direction_; }
-  void set_comparison_direction(ComparisonDirection d) { direction_ = d; }
+  void set_comparison_direction(ComparisonDirection d) {
+    direction_ = d;
+    Touch();
+  }
   ComparisonType comparison_type() const { return comparison_type_; }
-  void set_comparison_type(ComparisonType t) { comparison_type_ = t; }
+  void set_comparison_type(ComparisonType t) {
+    comparison_type_ = t;
+    Touch();
+  }
   FusionKind fusion_kind() const { return fusion_kind_; }
-  void set_fusion_kind(FusionKind k) { fusion_kind_ = k; }
+  void set_fusion_kind(FusionKind k) {
+    fusion_kind_ = k;
+    Touch();
+  }
 
   // constant
   bool has_literal() const { return literal_ != nullptr; }
@@ -173,7 +198,10 @@ class Instruction {
   const OpMetadata& metadata() const;
   bool has_metadata() const { return metadata_ != nullptr; }
   void set_metadata(OpMetadata m);
-  void clear_metadata() { metadata_.reset(); }
+  void clear_metadata() {
+    metadata_.reset();
+    Touch();
+  }
 
   // backend_config=...
   const std::string& backend_config() const;
@@ -194,6 +222,7 @@ class Instruction {
   void set_source_location(int32_t line, int32_t col) {
     source_line_ = line;
     source_column_ = col;
+    Touch();
   }
 
   // True for instructions with effects beyond their result (they must not
@@ -218,6 +247,9 @@ class Instruction {
 
   void RemoveUser(Instruction* user);
   void AddUser(Instruction* user);
+  // Marks the parent computation changed (Computation::version): every
+  // mutating method calls it.
+  void Touch();
 
   Opcode opcode_;
   ComparisonDirection direction_ = ComparisonDirection::kEq;

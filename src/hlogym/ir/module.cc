@@ -311,13 +311,18 @@ std::unique_ptr<Module> Module::Clone() const {
     if (c.get() == entry_) m->entry_ = raw;
     fresh.push_back(raw);
   }
-  // Point called computations at the clones.
+  // Point called computations at the clones (and a copied hash memo's
+  // callees: a memo is only copied while valid, so they are the
+  // instructions' callees, in this module).
   for (Computation* c : fresh) {
     c->ForEachInstruction([&](Instruction* i) {
       for (auto& callee : i->called_computations_) {
         callee = fresh[callee->scratch];
       }
     });
+    for (auto& [callee, hash] : c->hash_memo_.callees) {
+      callee = fresh[callee->scratch];
+    }
   }
   return m;
 }
