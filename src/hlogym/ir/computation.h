@@ -25,7 +25,10 @@ class Computation {
   ~Computation();
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name) {
+    name_ = std::move(name);
+    ++version_;
+  }
   Module* parent() const { return parent_; }
 
   // Takes ownership. Gives the instruction a module-unique id (if the
