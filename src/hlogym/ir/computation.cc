@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/flat_hash_set.h"
 #include "hlogym/ir/module.h"
 #include "hlogym/ir/str_util.h"
 
@@ -337,7 +338,60 @@ std::unique_ptr<Computation> Computation::Clone() const {
     c->hash_memo_ = hash_memo_;
     c->hash_memo_.version = c->version_;
   }
+  // The callees are unchanged by cloning their caller.
+  if (pass_memo_.version == version_) {
+    c->pass_memo_ = pass_memo_;
+    c->pass_memo_.version = c->version_;
+  }
   return c;
+}
+
+bool Computation::PassMemoValid() const {
+  if (pass_memo_.version != version_) return false;
+  // In preorder: each callee is read only after a caller of it was found
+  // unchanged (so still calling it).
+  for (const auto& [callee, version] : pass_memo_.callees) {
+    if (callee->version_ != version) return false;
+  }
+  return true;
+}
+
+void Computation::RecordPassMemo(uint32_t pass_bit) const {
+  if (PassMemoValid()) {
+    pass_memo_.passes |= pass_bit;
+    return;
+  }
+  pass_memo_.version = version_;
+  pass_memo_.passes = pass_bit;
+  auto& callees = pass_memo_.callees;
+  callees.clear();
+  // Breadth-first: each callee lands after the computation it was found
+  // in. Most computations (fused bodies) call nothing, and most others
+  // few, so a set is only built for long lists.
+  constexpr size_t kLinearSeen = 32;
+  absl::flat_hash_set<const Computation*> seen;
+  auto add = [&](const Computation* callee) {
+    if (callee == nullptr || callee == this) return;
+    if (callees.size() < kLinearSeen) {
+      for (const auto& [c, v] : callees) {
+        if (c == callee) return;
+      }
+    } else {
+      if (seen.empty()) {
+        for (const auto& [c, v] : callees) seen.insert(c);
+      }
+      if (!seen.insert(callee).second) return;
+    }
+    callees.push_back({callee, callee->version_});
+  };
+  ForEachInstruction([&](const Instruction* i) {
+    for (const Computation* callee : i->called_computations()) add(callee);
+  });
+  for (size_t k = 0; k < callees.size(); ++k) {
+    callees[k].first->ForEachInstruction([&](const Instruction* i) {
+      for (const Computation* callee : i->called_computations()) add(callee);
+    });
+  }
 }
 
 ReachabilityIndex::ReachabilityIndex(const Computation& computation)

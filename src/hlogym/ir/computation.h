@@ -147,6 +147,21 @@ class Computation {
   };
   HashMemo& hash_memo() const { return hash_memo_; }
 
+  // Passes' memo that they found nothing to do here. Valid while version()
+  // equals the version it was recorded at and so does every computation
+  // called from here, directly or not (each recorded after a computation
+  // that calls it: checking them in order only reads computations that are
+  // still called, hence alive). Each pass owns one
+  // bit (`kPassMemo...` in passes/). Not thread-safe, like scratch; copied
+  // by Clone while valid, with Module::Clone pointing the callees at the
+  // clones.
+  bool PassMemoHolds(uint32_t pass_bit) const {
+    return (pass_memo_.passes & pass_bit) != 0 && PassMemoValid();
+  }
+  // Records that the pass owning `pass_bit` found nothing to do in the
+  // current content (other passes' bits stay if the memo was valid).
+  void RecordPassMemo(uint32_t pass_bit) const;
+
  private:
   friend class Module;
   friend class Instruction;
@@ -165,6 +180,13 @@ class Computation {
   std::vector<Instruction*> parameters_;
   uint64_t version_ = 0;
   mutable HashMemo hash_memo_;
+  struct PassMemo {
+    uint64_t version = HashMemo::kInvalid;
+    uint32_t passes = 0;
+    std::vector<std::pair<const Computation*, uint64_t>> callees;
+  };
+  bool PassMemoValid() const;
+  mutable PassMemo pass_memo_;
 };
 
 // Answers "is `to` reachable from `from` through operand/control edges?"

@@ -324,6 +324,20 @@ std::unique_ptr<Module> Module::Clone() const {
       callee = fresh[callee->scratch];
     }
   }
+  // A copied pass memo holds if it holds here: its callees are then
+  // computations of this module, whose clones have versions of their own.
+  for (size_t i = 0; i < computations_.size(); ++i) {
+    Computation::PassMemo& memo = fresh[i]->pass_memo_;
+    if (memo.version == Computation::HashMemo::kInvalid) continue;
+    if (!computations_[i]->PassMemoValid()) {
+      memo = Computation::PassMemo();
+      continue;
+    }
+    for (auto& [callee, version] : memo.callees) {
+      callee = fresh[callee->scratch];
+      version = callee->version_;
+    }
+  }
   return m;
 }
 

@@ -185,9 +185,9 @@ bool HasUse(const Instruction* inst) {
 // Step 1: identical constants (same shape, layout included, and value).
 absl::StatusOr<bool> CombineConstants(
     const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
-    Equivalence& eq) {
+    Equivalence& eq, Buckets& seen) {
   bool changed = false;
-  Buckets seen;
+  seen.clear();
   std::vector<std::pair<int64_t, Instruction*>> constants;
   for (auto [id, i] : order) {
     if (i->opcode() == Opcode::kConstant && i->has_literal() &&
@@ -257,9 +257,10 @@ bool HasSideEffectsCached(
 // removed since is skipped by id before it is read.
 absl::StatusOr<bool> CombineInstructions(
     const std::vector<std::pair<int64_t, Instruction*>>& order, Rewriter& rw,
-    Equivalence& eq, const absl::flat_hash_set<const Instruction*>& carriers) {
+    Equivalence& eq, const absl::flat_hash_set<const Instruction*>& carriers,
+    Buckets& seen) {
   bool changed = false;
-  Buckets seen;
+  seen.clear();
   // Instructions with side effects are neither merged nor merged into.
   // Buckets may hold them (they are passed over as reps), so that only
   // instructions that meet an equal one are tested.
@@ -302,16 +303,28 @@ absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
   absl::flat_hash_set<const Instruction*> carriers;
   if (rw.dry()) carriers = AsyncCarriers(*module);
   std::vector<std::pair<int64_t, Instruction*>> order;
+  // Reused: cleared, a small table keeps its storage.
+  Buckets seen;
   for (Computation* c : module->MakeComputationPostOrder()) {
     if (async.contains(c)) continue;
+    if (c->PassMemoHolds(kPassMemoCse)) {
+      ++computations_skipped_;
+      continue;
+    }
     order.clear();
     for (Instruction* i : c->MakeInstructionPostOrder()) {
       order.push_back({i->unique_id(), i});
     }
-    HLOGYM_ASSIGN_OR_RETURN(bool constants, CombineConstants(order, rw, eq));
+    HLOGYM_ASSIGN_OR_RETURN(bool constants,
+                            CombineConstants(order, rw, eq, seen));
     HLOGYM_ASSIGN_OR_RETURN(bool instructions,
-                            CombineInstructions(order, rw, eq, carriers));
+                            CombineInstructions(order, rw, eq, carriers, seen));
     changed |= constants || instructions;
+    // A dry run finds a subset of what a run in apply mode finds (it also
+    // leaves async carriers alone), so only the latter may mark.
+    if (!constants && !instructions && !rw.dry()) {
+      c->RecordPassMemo(kPassMemoCse);
+    }
   }
   return changed;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "hlogym/passes/pass_test_util.h"
 
 namespace hlogym {
@@ -334,6 +336,134 @@ TEST(HloCseTest, MergesFusionsWithEqualBodies) {
   const Instruction* root = test::Root(*r.applied);
   EXPECT_EQ(root->operand(0), root->operand(1));
   EXPECT_EQ(root->operand(0)->name(), "f1");
+}
+
+// Fusions whose bodies reduce with reducers that differ (the entry calls
+// them two levels deep).
+constexpr char kNestedReducers[] = R"(
+HloModule m
+sum1 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+sum2 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT t = f32[] maximum(x, y)
+}
+fused1 {
+  p0 = f32[4,8] parameter(0)
+  z0 = f32[] constant(0)
+  ROOT r = f32[4] reduce(p0, z0), dimensions={1}, to_apply=sum1
+}
+fused2 {
+  q0 = f32[4,8] parameter(0)
+  z1 = f32[] constant(0)
+  ROOT r = f32[4] reduce(q0, z1), dimensions={1}, to_apply=sum2
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  f1 = f32[4] fusion(p), kind=kInput, calls=fused1
+  f2 = f32[4] fusion(p), kind=kInput, calls=fused2
+  ROOT d = f32[4] subtract(f1, f2)
+}
+)";
+
+// Makes sum2 an add, like sum1: only sum2 changes.
+void MakeSum2AnAdd(Module* m) {
+  Computation* sum2 = m->FindComputation("sum2");
+  ASSERT_NE(sum2, nullptr);
+  Instruction* old = sum2->root_instruction();
+  auto add = std::make_unique<Instruction>(Opcode::kAdd, Shape(old->shape()));
+  add->AppendOperand(old->operand(0));
+  add->AppendOperand(old->operand(1));
+  add->set_name("t2");
+  sum2->set_root_instruction(sum2->AddInstruction(std::move(add)));
+  ASSERT_TRUE(sum2->RemoveInstruction(old).ok());
+}
+
+// Run 1 finds nothing and marks the five computations; run 2 passes all of
+// them by. A change two calls below the entry must make the entry (and
+// fused2, between them) run again: the fusions have become equal.
+TEST(HloCseTest, MemoPassesUnchangedComputationsButSeesNestedChanges) {
+  std::unique_ptr<Module> m = test::ParseAndVerify(kNestedReducers);
+  ASSERT_NE(m, nullptr);
+  HloCse cse;
+  ASSERT_FALSE(*cse.Run(m.get()));
+  EXPECT_EQ(cse.computations_skipped(), 0);
+  ASSERT_FALSE(*cse.Run(m.get()));
+  EXPECT_EQ(cse.computations_skipped(), 5);
+
+  // A fork made now carries the memos.
+  std::unique_ptr<Module> fork = m->Clone();
+
+  MakeSum2AnAdd(m.get());
+  ASSERT_TRUE(*cse.Run(m.get()));
+  EXPECT_EQ(cse.computations_skipped(), 5 + 2);  // sum1 and fused1
+  const Instruction* root = test::Root(*m);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->name(), "f1");
+  EXPECT_TRUE(VerifyModule(*m).ok());
+
+  // The fork: unchanged, so every memo holds; then the same change.
+  HloCse fork_cse;
+  ASSERT_FALSE(*fork_cse.Run(fork.get()));
+  EXPECT_EQ(fork_cse.computations_skipped(), 5);
+  MakeSum2AnAdd(fork.get());
+  ASSERT_TRUE(*fork_cse.Run(fork.get()));
+  EXPECT_EQ(fork_cse.computations_skipped(), 5 + 2);
+  root = test::Root(*fork);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+}
+
+// A change inside a computation itself (a duplicate reduce added to a
+// fused body) is seen too. A dry run passes marked computations by but
+// marks none.
+TEST(HloCseTest, MemoSeesChangesInTheComputationItself) {
+  std::unique_ptr<Module> m = test::ParseAndVerify(kNestedReducers);
+  ASSERT_NE(m, nullptr);
+  HloCse cse;
+  {
+    std::unique_ptr<Module> dry = m->Clone();
+    Rewriter rw(dry.get(), RewriteMode::kDry);
+    ASSERT_FALSE(*cse.RunWith(dry.get(), rw));
+    ASSERT_TRUE(rw.Finish().ok());
+  }
+  ASSERT_FALSE(*cse.Run(m.get()));
+  EXPECT_EQ(cse.computations_skipped(), 0);  // the dry run marked nothing
+
+  Computation* fused1 = m->FindComputation("fused1");
+  ASSERT_NE(fused1, nullptr);
+  Instruction* r = fused1->root_instruction();
+  std::unique_ptr<Instruction> dup =
+      r->CloneWithNewOperands({r->operand(0), r->operand(1)});
+  dup->set_unique_id(-1);
+  dup->set_name("r2");
+  Instruction* r2 = fused1->AddInstruction(std::move(dup));
+  auto sub =
+      std::make_unique<Instruction>(Opcode::kSubtract, Shape(r->shape()));
+  sub->AppendOperand(r);
+  sub->AppendOperand(r2);
+  sub->set_name("s2");
+  fused1->set_root_instruction(fused1->AddInstruction(std::move(sub)));
+  ASSERT_TRUE(VerifyModule(*m).ok());
+
+  {
+    std::unique_ptr<Module> dry = m->Clone();
+    Rewriter rw(dry.get(), RewriteMode::kDry);
+    ASSERT_TRUE(*cse.RunWith(dry.get(), rw));
+    absl::StatusOr<AugmentStats> stats = rw.Finish();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->alternatives, 1);
+  }
+  EXPECT_EQ(cse.computations_skipped(), 3);  // sum1, sum2, fused2
+  ASSERT_TRUE(*cse.Run(m.get()));
+  EXPECT_EQ(cse.computations_skipped(), 3 + 3);
+  const Instruction* s2 = m->FindComputation("fused1")->root_instruction();
+  ASSERT_EQ(s2->opcode(), Opcode::kSubtract);
+  EXPECT_EQ(s2->operand(0), s2->operand(1));
+  EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
 }  // namespace

@@ -265,19 +265,30 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
   // Callers before callees.
   std::vector<Computation*> order = module->MakeComputationPostOrder();
   std::reverse(order.begin(), order.end());
+  std::vector<std::pair<int64_t, Instruction*>> fusions;
   for (Computation* c : order) {
+    // What is removed here depends on the computation and on what it calls
+    // (side effects, fused roots) only: unchanged since a run that found
+    // nothing, it has nothing to remove.
+    if (c->PassMemoHolds(kPassMemoDce)) {
+      ++computations_skipped_;
+      continue;
+    }
     HLOGYM_ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(c, rw));
     changed |= removed;
-    std::vector<std::pair<int64_t, Instruction*>> fusions;
+    fusions.clear();
     c->ForEachInstruction([&](Instruction* i) {
       if (i->opcode() == Opcode::kFusion)
         fusions.push_back({i->unique_id(), i});
     });
+    bool pruned_any = false;
     for (auto [id, f] : fusions) {
       if (rw.IsRemoved(id)) continue;
       HLOGYM_ASSIGN_OR_RETURN(bool pruned, RemoveDeadFusionOutputs(f, rw));
-      changed |= pruned;
+      pruned_any |= pruned;
     }
+    changed |= pruned_any;
+    if (!removed && !pruned_any) c->RecordPassMemo(kPassMemoDce);
   }
   HLOGYM_ASSIGN_OR_RETURN(
       bool dropped, RemoveNewlyUncalledComputations(module, called_before));

@@ -3,6 +3,7 @@
 #ifndef HLOGYM_PASSES_HLO_DCE_H_
 #define HLOGYM_PASSES_HLO_DCE_H_
 
+#include <cstdint>
 #include <string_view>
 
 #include "absl/container/flat_hash_set.h"
@@ -36,10 +37,17 @@ absl::StatusOr<bool> RemoveNewlyUncalledComputations(
     const absl::flat_hash_set<const Computation*>& called_before);
 
 // Deletion has no alternative form, so a dry run proposes nothing.
+// A computation where a run removed nothing is marked (kPassMemoDce) and
+// passed by while it and everything it calls are unchanged.
 class HloDce : public Pass {
  public:
   std::string_view name() const override { return "hlo-dce"; }
   absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override;
+  // Computations passed by because of a memo, over this object's runs.
+  int64_t computations_skipped() const { return computations_skipped_; }
+
+ private:
+  int64_t computations_skipped_ = 0;
 };
 
 }  // namespace hlogym

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "hlogym/passes/pass_test_util.h"
 
 namespace hlogym {
@@ -266,6 +268,46 @@ ENTRY e {
   // Uncalled in the input: part of its value, kept.
   EXPECT_NE(m->FindComputation("unused"), nullptr);
   EXPECT_EQ(m->entry_computation()->instruction_count(), 2);
+}
+
+// A dead call kept for the side effect in its body; the run after finding
+// nothing passes both computations by. Once the body loses its side effect
+// (only the body changes), the entry runs again and the call goes.
+TEST(HloDceTest, MemoSeesCalleesLosingSideEffects) {
+  std::unique_ptr<Module> m = ParseAndVerify(R"(
+HloModule m
+noisy {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  o = f32[] constant(1)
+  r = f32[4] rng(z, o), distribution=rng_uniform
+  ROOT s = f32[4] add(a, r)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = f32[4] call(p), to_apply=noisy
+  ROOT q = f32[4] negate(p)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  HloDce dce;
+  ASSERT_FALSE(*dce.Run(m.get()));
+  EXPECT_EQ(dce.computations_skipped(), 0);
+  ASSERT_FALSE(*dce.Run(m.get()));
+  EXPECT_EQ(dce.computations_skipped(), 2);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 3);
+
+  Computation* noisy = m->FindComputation("noisy");
+  ASSERT_NE(noisy, nullptr);
+  Instruction* s = noisy->root_instruction();
+  Instruction* r = s->operand(1);
+  ASSERT_TRUE(s->ReplaceOperandWith(1, s->operand(0)).ok());
+  ASSERT_TRUE(noisy->RemoveInstruction(r).ok());
+  ASSERT_TRUE(*dce.Run(m.get()));
+  EXPECT_EQ(dce.computations_skipped(), 2);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 2);
+  EXPECT_EQ(m->FindComputation("noisy"), nullptr);
+  EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #ifndef HLOGYM_PASSES_PASS_H_
 #define HLOGYM_PASSES_PASS_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,6 +15,10 @@
 #include "hlogym/passes/rewriter.h"
 
 namespace hlogym {
+
+// Bits of Computation::RecordPassMemo, one per pass that keeps such memos.
+inline constexpr uint32_t kPassMemoCse = 1u << 0;
+inline constexpr uint32_t kPassMemoDce = 1u << 1;
 
 // One named rewrite of a pass; rules can be switched off one by one.
 struct RuleInfo {
