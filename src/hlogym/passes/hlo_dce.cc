@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/passes/builders.h"
 #include "hlogym/passes/flatten_call_graph.h"
@@ -124,7 +126,9 @@ bool MayRemove(const Instruction* inst) {
 
 // Removes the dead instructions of `c`: no users, not the root, removable,
 // and (transitively) those whose users are all dead.
-absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
+// `before_change` runs before the first change.
+absl::StatusOr<bool> RemoveDeadInstructions(
+    Computation* c, Rewriter& rw, absl::FunctionRef<void()> before_change) {
   // Every dead set holds an instruction without users: without one, there
   // is nothing to do (the common case, cheaper than the post-order).
   bool any_unused = false;
@@ -165,6 +169,7 @@ absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
       if (users_dead) overshoots = true;
     }
   }
+  before_change();
   std::vector<std::pair<int64_t, Instruction*>> ordered;
   for (Instruction* d : dead_order) ordered.push_back({d->unique_id(), d});
   for (auto [id, d] : ordered) {
@@ -183,8 +188,9 @@ absl::StatusOr<bool> RemoveDeadInstructions(Computation* c, Rewriter& rw) {
 
 // A multi-output fusion whose outputs are read only by get-tuple-elements
 // is rebuilt without the outputs nobody reads.
-absl::StatusOr<bool> RemoveDeadFusionOutputs(Instruction* fusion,
-                                             Rewriter& rw) {
+absl::StatusOr<bool> RemoveDeadFusionOutputs(
+    Instruction* fusion, Rewriter& rw,
+    absl::FunctionRef<void()> before_change) {
   Computation* c = fusion->parent();
   if (fusion->opcode() != Opcode::kFusion || !fusion->shape().IsTuple() ||
       fusion->fusion_kind() == FusionKind::kCustom ||
@@ -220,6 +226,7 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(Instruction* fusion,
     root_shapes.push_back(root->shape().tuple_shapes(i));
   }
   if (kept == n) return false;
+  before_change();
 
   // The fused computation without the dropped outputs.
   Module* module = c->parent();
@@ -259,8 +266,13 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(Instruction* fusion,
 
 absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
   if (rw.dry()) return false;
-  const absl::flat_hash_set<const Computation*> called_before =
-      CalledComputations(*module);
+  // The computations called before the first change, taken just before
+  // it: most runs in decision loops change nothing, and then no
+  // computation can have become uncalled.
+  std::optional<absl::flat_hash_set<const Computation*>> called_before;
+  auto before_change = [&] {
+    if (!called_before) called_before = CalledComputations(*module);
+  };
   bool changed = false;
   // Callers before callees.
   std::vector<Computation*> order = module->MakeComputationPostOrder();
@@ -274,7 +286,8 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
       ++computations_skipped_;
       continue;
     }
-    HLOGYM_ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(c, rw));
+    HLOGYM_ASSIGN_OR_RETURN(bool removed,
+                            RemoveDeadInstructions(c, rw, before_change));
     changed |= removed;
     fusions.clear();
     c->ForEachInstruction([&](Instruction* i) {
@@ -284,14 +297,16 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
     bool pruned_any = false;
     for (auto [id, f] : fusions) {
       if (rw.IsRemoved(id)) continue;
-      HLOGYM_ASSIGN_OR_RETURN(bool pruned, RemoveDeadFusionOutputs(f, rw));
+      HLOGYM_ASSIGN_OR_RETURN(bool pruned,
+                              RemoveDeadFusionOutputs(f, rw, before_change));
       pruned_any |= pruned;
     }
     changed |= pruned_any;
     if (!removed && !pruned_any) c->RecordPassMemo(kPassMemoDce);
   }
+  if (!called_before) return changed;
   HLOGYM_ASSIGN_OR_RETURN(
-      bool dropped, RemoveNewlyUncalledComputations(module, called_before));
+      bool dropped, RemoveNewlyUncalledComputations(module, *called_before));
   return changed || dropped;
 }
 
