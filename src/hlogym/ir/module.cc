@@ -152,6 +152,13 @@ absl::Status Module::RemoveComputation(Computation* c) {
 
 int64_t Module::RemoveComputationsIfUncalled(
     const absl::flat_hash_set<const Computation*>& candidates) {
+  return RemoveComputationsIfUncalled(candidates,
+                                      [](const Computation*) { return true; });
+}
+
+int64_t Module::RemoveComputationsIfUncalled(
+    const absl::flat_hash_set<const Computation*>& candidates,
+    absl::FunctionRef<bool(const Computation*)> may_call) {
   if (candidates.empty()) return 0;
   // Call sites of each candidate still in the module, counted in one scan;
   // removing a candidate uncounts its own calls, which can free more.
@@ -163,6 +170,7 @@ int64_t Module::RemoveComputationsIfUncalled(
   }
   if (calls.empty()) return 0;
   for (const auto& c : computations_) {
+    if (!may_call(c.get())) continue;
     c->ForEachInstruction([&](Instruction* i) {
       for (Computation* callee : i->called_computations()) {
         auto it = calls.find(callee);

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "hlogym/ir/computation.h"
 
@@ -81,6 +82,12 @@ class Module {
   // however many candidates). Returns the number removed.
   int64_t RemoveComputationsIfUncalled(
       const absl::flat_hash_set<const Computation*>& candidates);
+  // The same, scanning only the computations `may_call` accepts: the
+  // caller vouches that no other one calls a candidate (computations still
+  // reachable from the entry cannot call unreachable ones).
+  int64_t RemoveComputationsIfUncalled(
+      const absl::flat_hash_set<const Computation*>& candidates,
+      absl::FunctionRef<bool(const Computation*)> may_call);
 
   Computation* entry_computation() const { return entry_; }
   void set_entry_computation(Computation* c) { entry_ = c; }

@@ -527,5 +527,31 @@ TEST(ModuleTest, RemoveComputationsIfUncalledFollowsCalls) {
   EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
+// With a scan limited to the candidates and `orphan` (all of them
+// unreachable, so nothing else may call them), the same removals.
+TEST(ModuleTest, RemoveComputationsIfUncalledScansWhatItIsTold) {
+  auto m = Parse(kCallChain);
+  absl::flat_hash_set<const Computation*> scanned;
+  auto set = [&](std::initializer_list<const char*> names) {
+    absl::flat_hash_set<const Computation*> s;
+    for (const char* n : names) s.insert(m->FindComputation(n));
+    return s;
+  };
+  const absl::flat_hash_set<const Computation*> scope =
+      set({"outer", "inner", "leaf", "kept", "orphan"});
+  auto may_call = [&](const Computation* c) {
+    scanned.insert(c);
+    return scope.contains(c);
+  };
+  EXPECT_EQ(m->RemoveComputationsIfUncalled(
+                set({"outer", "inner", "leaf", "kept"}), may_call),
+            3);
+  EXPECT_EQ(m->FindComputation("outer"), nullptr);
+  EXPECT_EQ(m->FindComputation("leaf"), nullptr);
+  EXPECT_NE(m->FindComputation("kept"), nullptr);  // `orphan` calls it
+  EXPECT_EQ(scanned.size(), 6u);  // asked about every computation
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
 }  // namespace
 }  // namespace hlogym

@@ -114,6 +114,10 @@ absl::Status RemoveDeadCone(Instruction* start, int64_t* removed,
 // matching operands of its (single) fusion instruction.
 absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
                                    absl::flat_hash_set<Instruction*>& gone) {
+  // Pruning a parameter only removes instructions of the fusion's caller,
+  // so without an unused parameter to begin with there is nothing to do
+  // (the common case: the callers map costs a scan of the module).
+  if (!HasUnusedFusionParameters(*module)) return absl::OkStatus();
   auto callers = module->Callers();
   for (const auto& comp : module->computations()) {
     Computation* fc = comp.get();
@@ -217,7 +221,9 @@ absl::Status PruneAfterApply(Module* module,
   for (const Computation* c : before) {
     if (!now.contains(c)) gone.insert(c);
   }
-  stats->removed_computations += module->RemoveComputationsIfUncalled(gone);
+  // Only computations no longer reachable can call one in `gone`.
+  stats->removed_computations += module->RemoveComputationsIfUncalled(
+      gone, [&](const Computation* c) { return !now.contains(c); });
   return absl::OkStatus();
 }
 
