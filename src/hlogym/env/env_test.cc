@@ -306,31 +306,42 @@ TEST(Env, StepThenStopIsStepThenKeepingOriginals) {
   EXPECT_GE(compared - reached, 5);
 }
 
-// DagHash of a copy of `m` with every computation's hash memo invalidated
-// (renaming an instruction to its own name counts as a change).
-uint64_t HashWithoutMemos(const Module& m) {
-  auto c = m.Clone();
-  for (const auto& comp : c->computations()) {
+// Drops every memo a computation keeps (renaming an instruction to its own
+// name counts as a change).
+void DropMemos(Module* m) {
+  for (const auto& comp : m->computations()) {
     comp->ForEachInstruction(
         [](Instruction* i) { i->set_name(std::string(i->name())); });
   }
+}
+
+// DagHash of a copy of `m` with every memo dropped.
+uint64_t HashWithoutMemos(const Module& m) {
+  auto c = m.Clone();
+  DropMemos(c.get());
   return DagHash(*c);
 }
 
-// Env states are hashed after each step (the decision loop's fixed point,
-// the search's state keys) with memos carried over from earlier steps and
-// through forks: every hash must be the one a module never hashed gets.
-TEST(Env, HashMemosFollowRandomWalks) {
-  const std::vector<std::pair<std::string, std::string>> modules = {
+// The modules and decision pipelines the memo tests walk.
+std::vector<std::pair<std::string, std::string>> MemoWalkModules() {
+  return {
       {"shared", std::string(kShared)},
       {"softmax", std::string(test::kSoftmaxRow)},
       {"cartpole", test::ReadExample("cartpole_step.hlo")},
       {"transformer", test::ReadExample("transformer_encoder.hlo")},
   };
+}
+constexpr const char* kMemoWalkPipelines[] = {"general-fusion", "single-fusion",
+                                              "algebraic-simplifier"};
+
+// Env states are hashed after each step (the decision loop's fixed point,
+// the search's state keys) with memos carried over from earlier steps and
+// through forks: every hash must be the one a module never hashed gets.
+TEST(Env, HashMemosFollowRandomWalks) {
+  const auto modules = MemoWalkModules();
   std::mt19937_64 rng(11);
   int64_t compared = 0;
-  for (const std::string pipeline :
-       {"general-fusion", "single-fusion", "algebraic-simplifier"}) {
+  for (const std::string pipeline : kMemoWalkPipelines) {
     for (const auto& [module_name, text] : modules) {
       ASSERT_FALSE(text.empty()) << module_name;
       auto env = MakeEnv(text);
@@ -355,29 +366,14 @@ TEST(Env, HashMemosFollowRandomWalks) {
   EXPECT_GE(compared, 40);
 }
 
-// Drops every memo a computation keeps (renaming an instruction to its own
-// name counts as a change).
-void DropMemos(Module* m) {
-  for (const auto& comp : m->computations()) {
-    comp->ForEachInstruction(
-        [](Instruction* i) { i->set_name(std::string(i->name())); });
-  }
-}
-
 // CSE passes by computations it found nothing in while they (and what they
 // call) are unchanged, with memos carried through forks. The same walks
 // with every memo dropped before each step must reach the same states.
 TEST(Env, PassMemosGiveTheSameWalks) {
-  const std::vector<std::pair<std::string, std::string>> modules = {
-      {"shared", std::string(kShared)},
-      {"softmax", std::string(test::kSoftmaxRow)},
-      {"cartpole", test::ReadExample("cartpole_step.hlo")},
-      {"transformer", test::ReadExample("transformer_encoder.hlo")},
-  };
+  const auto modules = MemoWalkModules();
   std::mt19937_64 rng(12);
   int64_t compared = 0;
-  for (const std::string pipeline :
-       {"general-fusion", "single-fusion", "algebraic-simplifier"}) {
+  for (const std::string pipeline : kMemoWalkPipelines) {
     for (const auto& [module_name, text] : modules) {
       ASSERT_FALSE(text.empty()) << module_name;
       auto env = MakeEnv(text);
