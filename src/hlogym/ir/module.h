@@ -148,14 +148,14 @@ class Module {
   };
   using InstructionNames = absl::flat_hash_map<std::string, StemUse>;
   std::unique_ptr<InstructionNames> used_names_;
-  // A few recent stems and their entries in `used_names_`: naming the
+  // Recent stems and their entries in `used_names_`: naming the
   // clones of fused bodies asks for the same stems again and again.
   // Emptied when a stem is added, which may move the entries.
   struct StemCacheEntry {
     std::string stem;
     StemUse* use = nullptr;
   };
-  std::array<StemCacheEntry, 8> stem_cache_;
+  std::array<StemCacheEntry, 64> stem_cache_;
   // The same for UniqueComputationName (not copied by Clone()).
   std::unique_ptr<InstructionNames> used_computation_names_;
 };
