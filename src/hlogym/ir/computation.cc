@@ -348,8 +348,8 @@ std::unique_ptr<Computation> Computation::Clone() const {
 
 bool Computation::PassMemoValid() const {
   if (pass_memo_.version != version_) return false;
-  // In preorder: each callee is read only after a caller of it was found
-  // unchanged (so still calling it).
+  // In recorded order: each callee is read only after a caller of it was
+  // found unchanged (so still calling it).
   for (const auto& [callee, version] : pass_memo_.callees) {
     if (callee->version_ != version) return false;
   }

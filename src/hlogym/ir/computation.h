@@ -151,10 +151,9 @@ class Computation {
   // equals the version it was recorded at and so does every computation
   // called from here, directly or not (each recorded after a computation
   // that calls it: checking them in order only reads computations that are
-  // still called, hence alive). Each pass owns one
-  // bit (`kPassMemo...` in passes/). Not thread-safe, like scratch; copied
-  // by Clone while valid, with Module::Clone pointing the callees at the
-  // clones.
+  // still called, hence alive). Each pass owns one bit (`kPassMemo...` in
+  // passes/pass.h). Not thread-safe, like scratch; copied by Clone while
+  // valid, with Module::Clone pointing the callees at the clones.
   bool PassMemoHolds(uint32_t pass_bit) const {
     return (pass_memo_.passes & pass_bit) != 0 && PassMemoValid();
   }
