@@ -249,6 +249,7 @@ void Computation::CompactIfSparse() {
 }
 
 std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
+  if (post_order_memo_.version == version_) return post_order_memo_.order;
   std::vector<Instruction*> order;
   order.reserve(live_count_);
   for (const auto& p : slots_) {
@@ -283,6 +284,8 @@ std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
     if (p && p.get() != root_) visit_root(p.get());
   }
   if (root_) visit_root(root_);
+  post_order_memo_.version = version_;
+  post_order_memo_.order = order;
   return order;
 }
 

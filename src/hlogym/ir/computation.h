@@ -95,6 +95,10 @@ class Computation {
 
   // Operands before users; instructions unreachable from the root come in
   // text order relative to the rest. Control predecessors come first too.
+  // Kept until version() changes: passes in a row (and dry runs, which
+  // build a reachability index over the same order) ask for it repeatedly.
+  // Not thread-safe (it uses the instructions' scratch slots, and leaves
+  // them set only when it walks the graph).
   std::vector<Instruction*> MakeInstructionPostOrder() const;
 
   // Finds an instruction by name (linear scan; for tools and tests).
@@ -186,6 +190,11 @@ class Computation {
   };
   bool PassMemoValid() const;
   mutable PassMemo pass_memo_;
+  struct PostOrderMemo {
+    uint64_t version = HashMemo::kInvalid;
+    std::vector<Instruction*> order;
+  };
+  mutable PostOrderMemo post_order_memo_;
 };
 
 // Answers "is `to` reachable from `from` through operand/control edges?"

@@ -251,22 +251,25 @@ class Instruction {
   // mutating method calls it.
   void Touch();
 
+  // Member order matters for speed: graph walks read the scratch slot,
+  // opcode, parent and edge lists of many instructions, so those share the
+  // first two cache lines (after `scratch`), ahead of the large shape.
   Opcode opcode_;
   ComparisonDirection direction_ = ComparisonDirection::kEq;
   ComparisonType comparison_type_ = ComparisonType::kDefault;
   FusionKind fusion_kind_ = FusionKind::kLoop;
   bool has_dimensions_ = false;
   bool detached_ = false;
-  int32_t source_line_ = 0;
-  int32_t source_column_ = 0;
-  int64_t unique_id_ = -1;
-  int64_t int_attr_ = 0;
   int32_t slot_ = -1;  // index in the parent's instruction vector
   Computation* parent_ = nullptr;
-  std::string name_;
-  Shape shape_;
   InstructionVector operands_;
   InstructionVector users_;
+  int64_t unique_id_ = -1;
+  int64_t int_attr_ = 0;
+  Shape shape_;
+  std::string name_;
+  int32_t source_line_ = 0;
+  int32_t source_column_ = 0;
   // Control edges are rare: kept out of line so instructions stay small.
   struct ControlEdges {
     std::vector<Instruction*> predecessors;

@@ -225,6 +225,56 @@ TEST(ModuleTest, PostOrders) {
   EXPECT_LT(pos("dead"), pos("dead2"));
 }
 
+// The post-order is kept between calls until the computation changes: after
+// every kind of change it must equal the order of a fresh clone (which has
+// none kept), name for name.
+TEST(ModuleTest, KeptPostOrderFollowsEveryChange) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  auto I = [&](std::string_view n) { return e->FindInstruction(n); };
+  auto names = [](const std::vector<Instruction*>& order) {
+    std::vector<std::string> out;
+    for (const Instruction* i : order) out.push_back(i->name());
+    return out;
+  };
+  auto expect_fresh = [&](const char* after) {
+    const std::vector<std::string> kept = names(e->MakeInstructionPostOrder());
+    EXPECT_EQ(kept, names(e->Clone()->MakeInstructionPostOrder())) << after;
+    EXPECT_EQ(static_cast<int64_t>(kept.size()), e->instruction_count())
+        << after;
+  };
+  expect_fresh("parse");
+  expect_fresh("nothing");  // the kept order, unchanged
+  const std::vector<std::string> before = names(e->MakeInstructionPostOrder());
+
+  // `dead` reads `q` instead of `n`, and `m` reads `dead2`: both dead
+  // instructions now come before `m`.
+  ASSERT_TRUE(I("dead")->ReplaceOperandWith(0, I("q")).ok());
+  expect_fresh("ReplaceOperandWith");
+  ASSERT_TRUE(I("m")->ReplaceOperandWith(1, I("dead2")).ok());
+  expect_fresh("ReplaceOperandWith, order changed");
+  EXPECT_NE(names(e->MakeInstructionPostOrder()), before);
+  ASSERT_TRUE(I("m")->RemoveControlDependencyTo(I("n")).ok());
+  expect_fresh("RemoveControlDependencyTo");
+  ASSERT_TRUE(I("dead2")->AddControlDependencyTo(I("m")).ok());
+  expect_fresh("AddControlDependencyTo");
+  I("dead2")->DropAllControlDeps();
+  expect_fresh("DropAllControlDeps");
+  Instruction* neg = e->AddInstruction(
+      std::make_unique<Instruction>(Opcode::kNegate, I("p")->shape()));
+  neg->AppendOperand(I("p"));
+  expect_fresh("AddInstruction");
+  ASSERT_TRUE(I("m")->ReplaceOperandWith(0, neg).ok());
+  expect_fresh("operand added after");
+  ASSERT_TRUE(I("m")->ReplaceOperandWith(1, I("p")).ok());
+  ASSERT_TRUE(e->RemoveInstruction(I("dead2")).ok());
+  expect_fresh("RemoveInstruction");
+  e->set_root_instruction(I("n"));
+  expect_fresh("set_root_instruction");
+  EXPECT_EQ(e->RemoveDeadInstructions(), 3);  // dead, z and r
+  expect_fresh("RemoveDeadInstructions");
+}
+
 TEST(ModuleTest, Reachability) {
   auto m = Parse(kModule);
   Computation* e = m->entry_computation();
