@@ -341,7 +341,7 @@ Change TryChange(Instruction* inst, int kind) {
       if (s->rank() >= 2) {
         std::reverse(l->minor_to_major.begin(), l->minor_to_major.end());
       } else {
-        l->memory_space += 1;
+        l->mutable_tail().memory_space += 1;
       }
       return {"layout",
               [inst, old] { *inst->mutable_shape()->mutable_layout() = old; }};

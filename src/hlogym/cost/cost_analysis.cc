@@ -191,7 +191,7 @@ int64_t ShapeSizeBytes(const Shape& shape) {
   if (!shape.IsArray() || !shape.has_layout()) return 0;
   const int64_t elems = shape.ElementsIn();
   int64_t bytes;
-  const int64_t bits = shape.layout().element_size_in_bits;
+  const int64_t bits = shape.layout().tail().element_size_in_bits;
   if (bits > 0 && bits < 8) {
     bytes = (elems / 8) * bits + ((elems % 8) * bits + 7) / 8;
   } else if (__builtin_mul_overflow(elems, ByteWidth(shape.element_type()),

@@ -63,7 +63,7 @@ TEST(CostAnalysisTest, ShapeSizes) {
   EXPECT_EQ(ShapeSizeBytes(Shape(PrimitiveType::kPred, {10})), 10);
   EXPECT_EQ(ShapeSizeBytes(Shape(PrimitiveType::kS4, {10})), 10);
   Shape packed(PrimitiveType::kS4, {11});
-  packed.mutable_layout()->element_size_in_bits = 4;
+  packed.mutable_layout()->mutable_tail().element_size_in_bits = 4;
   EXPECT_EQ(ShapeSizeBytes(packed), 6);
   EXPECT_EQ(ShapeSizeBytes(Shape::Tuple({Shape(PrimitiveType::kF32, {2}),
                                          Shape::Scalar(PrimitiveType::kS32)})),

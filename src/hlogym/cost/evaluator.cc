@@ -67,7 +67,8 @@ uint64_t MixShape(uint64_t h, const Shape& s) {
     // Packed sub-byte elements change the byte size; nothing else in the
     // layout tail affects cost (and reading it costs cache misses).
     if (static_cast<int64_t>(l.minor_to_major.size()) != rank ||
-        (BitWidth(s.element_type()) < 8 && l.element_size_in_bits != 0)) {
+        (BitWidth(s.element_type()) < 8 &&
+         l.tail().element_size_in_bits != 0)) {
       layout_kind = 2;
     } else {
       for (int64_t i = 0; i < rank; ++i) {
@@ -96,7 +97,7 @@ uint64_t MixShape(uint64_t h, const Shape& s) {
   if (layout_kind == 2) {
     h = MixRange(h, s.layout().minor_to_major);
     if (BitWidth(s.element_type()) < 8) {
-      h = Mix(h, static_cast<uint64_t>(s.layout().element_size_in_bits));
+      h = Mix(h, static_cast<uint64_t>(s.layout().tail().element_size_in_bits));
     }
   }
   if (dynamic) {

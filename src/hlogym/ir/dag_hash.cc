@@ -19,16 +19,19 @@ namespace {
 // adding a field without hashing it a compile error (on the platform the
 // project builds on): update the matching Hash* function, then the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(InstructionAttrs) == 2600,
+static_assert(sizeof(InstructionAttrs) == 2376,
               "InstructionAttrs changed: hash the new field in HashAttrs "
               "(dag_hash.cc), then update this size");
 static_assert(sizeof(Sharding) == 256,
               "Sharding changed: hash the new field in HashSharding "
               "(dag_hash.cc), then update this size");
-static_assert(sizeof(Layout) == 184,
+static_assert(sizeof(Layout) == 72,
               "Layout changed: hash the new field in HashLayout "
               "(dag_hash.cc), then update this size");
-static_assert(sizeof(ModuleConfig) == 648,
+static_assert(sizeof(Layout::Tail) == 128,
+              "Layout::Tail changed: hash the new field in HashLayout "
+              "(dag_hash.cc), then update this size");
+static_assert(sizeof(ModuleConfig) == 536,
               "ModuleConfig changed: decide whether the new field is "
               "semantic and hash it in HashConfig (dag_hash.cc), then "
               "update this size");
@@ -111,48 +114,37 @@ class Sink {
 
 void HashShape(const Shape& s, Sink& h);
 
-// Layout::HasTail, inlined: nearly every layout has no tail, and hashing
-// its dozen default fields would dominate HashShape.
-inline bool LayoutHasTail(const Layout& l) {
-  return !l.dim_level_types.empty() || !l.tiles.empty() ||
-         l.tail_padding_alignment_in_elements != 1 ||
-         l.index_primitive_type != PrimitiveType::kInvalid ||
-         l.pointer_primitive_type != PrimitiveType::kInvalid ||
-         l.element_size_in_bits != 0 || l.memory_space != 0 ||
-         !l.split_configs.empty() || l.physical_shape != nullptr ||
-         l.dynamic_shape_metadata_prefix_bytes != 0;
-}
-
 void HashLayout(const Layout& l, Sink& h) {
   h.AddInts(l.minor_to_major);
-  if (!LayoutHasTail(l)) {
+  if (!l.HasTail()) {
     h.Add(kNoLayoutTail);
     return;
   }
-  h.Add(l.dim_level_types.size());
-  for (const Layout::DimLevelType& d : l.dim_level_types) {
+  const Layout::Tail& t = l.tail();
+  h.Add(t.dim_level_types.size());
+  for (const Layout::DimLevelType& d : t.dim_level_types) {
     h.Add(static_cast<uint64_t>(d.level) | uint64_t{d.not_unique} << 8 |
           uint64_t{d.not_ordered} << 9);
   }
-  h.Add(l.tiles.size());
-  for (const Tile& t : l.tiles) h.AddInts(t.dims);
-  h.AddInt(l.tail_padding_alignment_in_elements);
-  h.Add(static_cast<uint64_t>(l.index_primitive_type) |
-        static_cast<uint64_t>(l.pointer_primitive_type) << 8);
-  h.AddInt(l.element_size_in_bits);
-  h.AddInt(l.memory_space);
-  h.Add(l.split_configs.size());
-  for (const SplitConfig& sc : l.split_configs) {
+  h.Add(t.tiles.size());
+  for (const Tile& tile : t.tiles) h.AddInts(tile.dims);
+  h.AddInt(t.tail_padding_alignment_in_elements);
+  h.Add(static_cast<uint64_t>(t.index_primitive_type) |
+        static_cast<uint64_t>(t.pointer_primitive_type) << 8);
+  h.AddInt(t.element_size_in_bits);
+  h.AddInt(t.memory_space);
+  h.Add(t.split_configs.size());
+  for (const SplitConfig& sc : t.split_configs) {
     h.AddInt(sc.dimension);
     h.AddInts(sc.split_indices);
   }
-  if (l.physical_shape != nullptr) {
+  if (t.physical_shape != nullptr) {
     h.Add(1);
-    HashShape(*l.physical_shape, h);
+    HashShape(*t.physical_shape, h);
   } else {
     h.Add(0);
   }
-  h.AddInt(l.dynamic_shape_metadata_prefix_bytes);
+  h.AddInt(t.dynamic_shape_metadata_prefix_bytes);
 }
 
 // Shapes nest only as deep as their text did (bounded by the parser), so

@@ -365,19 +365,27 @@ std::vector<Mutation> Mutations() {
        }},
       {"layout tile",
        [](Module* m) {
-         Find(m, "dot")->mutable_shape()->mutable_layout()->tiles.push_back(
-             Tile{{8, 128}});
+         Find(m, "dot")
+             ->mutable_shape()
+             ->mutable_layout()
+             ->mutable_tail()
+             .tiles.push_back(Tile{{8, 128}});
        }},
       {"layout memory space",
        [](Module* m) {
-         Find(m, "dot")->mutable_shape()->mutable_layout()->memory_space = 1;
+         Find(m, "dot")
+             ->mutable_shape()
+             ->mutable_layout()
+             ->mutable_tail()
+             .memory_space = 1;
        }},
       {"layout element size",
        [](Module* m) {
          Find(m, "dot")
              ->mutable_shape()
              ->mutable_layout()
-             ->element_size_in_bits = 4;
+             ->mutable_tail()
+             .element_size_in_bits = 4;
        }},
       {"no layout",
        [](Module* m) { Find(m, "dot")->mutable_shape()->clear_layout(); }},
@@ -706,7 +714,8 @@ TEST(DagHashTest, ComputationHashIncludesCallees) {
   Find(b.get(), "exponential.0")
       ->mutable_shape()
       ->mutable_layout()
-      ->memory_space = 2;
+      ->mutable_tail()
+      .memory_space = 2;
   EXPECT_NE(DagHash(*Entry(a.get())), DagHash(*Entry(b.get())));
   EXPECT_NE(LocalInstructionHash(*Find(a.get(), "f")),
             LocalInstructionHash(*Find(b.get(), "f")));
@@ -719,8 +728,11 @@ TEST(DagHashTest, ShallowHashSeesCalleeSizeAndRootOnly) {
   Instruction* fb = Find(b.get(), "f");
   EXPECT_EQ(ShallowInstructionHash(fa), ShallowInstructionHash(*fb));
   // A change below the callee's root: invisible to the shallow hash.
-  Find(b.get(), "multiply.0")->mutable_shape()->mutable_layout()->memory_space =
-      2;
+  Find(b.get(), "multiply.0")
+      ->mutable_shape()
+      ->mutable_layout()
+      ->mutable_tail()
+      .memory_space = 2;
   EXPECT_EQ(ShallowInstructionHash(fa), ShallowInstructionHash(*fb));
   EXPECT_NE(LocalInstructionHash(fa), LocalInstructionHash(*fb));
   // One more callee instruction, or the instruction's own attributes: seen.

@@ -4,19 +4,18 @@
 
 namespace hlogym {
 
-bool Layout::HasTail() const {
-  return !dim_level_types.empty() || !tiles.empty() ||
-         tail_padding_alignment_in_elements != 1 ||
-         index_primitive_type != PrimitiveType::kInvalid ||
-         pointer_primitive_type != PrimitiveType::kInvalid ||
-         element_size_in_bits != 0 || memory_space != 0 ||
-         !split_configs.empty() || physical_shape != nullptr ||
-         dynamic_shape_metadata_prefix_bytes != 0;
+bool Layout::Tail::IsDefault() const {
+  return dim_level_types.empty() && tiles.empty() &&
+         tail_padding_alignment_in_elements == 1 &&
+         index_primitive_type == PrimitiveType::kInvalid &&
+         pointer_primitive_type == PrimitiveType::kInvalid &&
+         element_size_in_bits == 0 && memory_space == 0 &&
+         split_configs.empty() && physical_shape == nullptr &&
+         dynamic_shape_metadata_prefix_bytes == 0;
 }
 
-bool Layout::operator==(const Layout& o) const {
-  if (minor_to_major != o.minor_to_major ||
-      dim_level_types != o.dim_level_types || tiles != o.tiles ||
+bool Layout::Tail::operator==(const Tail& o) const {
+  if (dim_level_types != o.dim_level_types || tiles != o.tiles ||
       tail_padding_alignment_in_elements !=
           o.tail_padding_alignment_in_elements ||
       index_primitive_type != o.index_primitive_type ||
@@ -31,6 +30,26 @@ bool Layout::operator==(const Layout& o) const {
     return false;
   }
   return physical_shape == nullptr || *physical_shape == *o.physical_shape;
+}
+
+const Layout::Tail& Layout::DefaultTail() {
+  static const Tail* const kDefault = new Tail();
+  return *kDefault;
+}
+
+Layout::Tail& Layout::mutable_tail() {
+  if (tail_ == nullptr) {
+    tail_ = std::make_shared<Tail>();
+  } else if (tail_.use_count() > 1) {
+    tail_ = std::make_shared<Tail>(*tail_);
+  }
+  return *tail_;
+}
+
+bool Layout::operator==(const Layout& o) const {
+  if (minor_to_major != o.minor_to_major) return false;
+  if (tail_ == o.tail_) return true;
+  return tail() == o.tail();
 }
 
 Shape::Shape(PrimitiveType type, DimVector dims)
@@ -244,12 +263,13 @@ void AppendLayout(const Layout& layout, std::string* out) {
   out->push_back('{');
   AppendIntList(layout.minor_to_major, out);
   if (layout.HasTail()) {
+    const Layout::Tail& tail = layout.tail();
     out->push_back(':');
-    if (!layout.dim_level_types.empty()) {
+    if (!tail.dim_level_types.empty()) {
       out->append("D(");
-      for (size_t i = 0; i < layout.dim_level_types.size(); ++i) {
+      for (size_t i = 0; i < tail.dim_level_types.size(); ++i) {
         if (i) out->push_back(',');
-        const auto& d = layout.dim_level_types[i];
+        const auto& d = tail.dim_level_types[i];
         static constexpr char kLevels[] = {'D', 'C', 'S', 'H'};
         out->push_back(kLevels[static_cast<int>(d.level)]);
         if (d.not_unique) out->push_back('+');
@@ -257,9 +277,9 @@ void AppendLayout(const Layout& layout, std::string* out) {
       }
       out->push_back(')');
     }
-    if (!layout.tiles.empty()) {
+    if (!tail.tiles.empty()) {
       out->push_back('T');
-      for (const Tile& t : layout.tiles) {
+      for (const Tile& t : tail.tiles) {
         out->push_back('(');
         for (size_t i = 0; i < t.dims.size(); ++i) {
           if (i) out->push_back(',');
@@ -272,25 +292,24 @@ void AppendLayout(const Layout& layout, std::string* out) {
         out->push_back(')');
       }
     }
-    if (layout.tail_padding_alignment_in_elements != 1) {
-      StrAppend(out, "L(", layout.tail_padding_alignment_in_elements, ")");
+    if (tail.tail_padding_alignment_in_elements != 1) {
+      StrAppend(out, "L(", tail.tail_padding_alignment_in_elements, ")");
     }
-    if (layout.index_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(out, "#(", PrimitiveTypeName(layout.index_primitive_type), ")");
+    if (tail.index_primitive_type != PrimitiveType::kInvalid) {
+      StrAppend(out, "#(", PrimitiveTypeName(tail.index_primitive_type), ")");
     }
-    if (layout.pointer_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(out, "*(", PrimitiveTypeName(layout.pointer_primitive_type),
-                ")");
+    if (tail.pointer_primitive_type != PrimitiveType::kInvalid) {
+      StrAppend(out, "*(", PrimitiveTypeName(tail.pointer_primitive_type), ")");
     }
-    if (layout.element_size_in_bits != 0) {
-      StrAppend(out, "E(", layout.element_size_in_bits, ")");
+    if (tail.element_size_in_bits != 0) {
+      StrAppend(out, "E(", tail.element_size_in_bits, ")");
     }
-    if (layout.memory_space != 0) {
-      StrAppend(out, "S(", layout.memory_space, ")");
+    if (tail.memory_space != 0) {
+      StrAppend(out, "S(", tail.memory_space, ")");
     }
-    if (!layout.split_configs.empty()) {
+    if (!tail.split_configs.empty()) {
       out->append("SC");
-      for (const SplitConfig& sc : layout.split_configs) {
+      for (const SplitConfig& sc : tail.split_configs) {
         StrAppend(out, "(", sc.dimension, ":");
         for (size_t i = 0; i < sc.split_indices.size(); ++i) {
           if (i) out->push_back(',');
@@ -299,13 +318,13 @@ void AppendLayout(const Layout& layout, std::string* out) {
         out->push_back(')');
       }
     }
-    if (layout.physical_shape) {
+    if (tail.physical_shape) {
       out->append("P(");
-      layout.physical_shape->AppendTo(out, true);
+      tail.physical_shape->AppendTo(out, true);
       out->push_back(')');
     }
-    if (layout.dynamic_shape_metadata_prefix_bytes != 0) {
-      StrAppend(out, "M(", layout.dynamic_shape_metadata_prefix_bytes, ")");
+    if (tail.dynamic_shape_metadata_prefix_bytes != 0) {
+      StrAppend(out, "M(", tail.dynamic_shape_metadata_prefix_bytes, ")");
     }
   }
   out->push_back('}');

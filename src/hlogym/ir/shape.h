@@ -54,22 +54,38 @@ struct Layout {
              not_ordered == o.not_ordered;
     }
   };
+  // Everything after ':' in the text. Rare (sparse formats, tiles, sub-byte
+  // elements, memory spaces), so it lives out of line: an instruction's
+  // shape stays small, and copying it copies only a pointer.
+  struct Tail {
+    std::vector<DimLevelType> dim_level_types;
+    std::vector<Tile> tiles;
+    int64_t tail_padding_alignment_in_elements = 1;                  // L(n)
+    PrimitiveType index_primitive_type = PrimitiveType::kInvalid;    // #(t)
+    PrimitiveType pointer_primitive_type = PrimitiveType::kInvalid;  // *(t)
+    int64_t element_size_in_bits = 0;                                // E(n)
+    int64_t memory_space = 0;                                        // S(n)
+    std::vector<SplitConfig> split_configs;                          // SC(..)
+    std::shared_ptr<const Shape> physical_shape;                     // P(shape)
+    int64_t dynamic_shape_metadata_prefix_bytes = 0;                 // M(n)
+
+    bool IsDefault() const;
+    bool operator==(const Tail& o) const;
+  };
 
   DimVector minor_to_major;
-  std::vector<DimLevelType> dim_level_types;
-  std::vector<Tile> tiles;
-  int64_t tail_padding_alignment_in_elements = 1;                  // L(n)
-  PrimitiveType index_primitive_type = PrimitiveType::kInvalid;    // #(t)
-  PrimitiveType pointer_primitive_type = PrimitiveType::kInvalid;  // *(t)
-  int64_t element_size_in_bits = 0;                                // E(n)
-  int64_t memory_space = 0;                                        // S(n)
-  std::vector<SplitConfig> split_configs;                          // SC(..)
-  std::shared_ptr<const Shape> physical_shape;                     // P(shape)
-  int64_t dynamic_shape_metadata_prefix_bytes = 0;                 // M(n)
 
-  bool HasTail() const;  // anything after ':' to print
+  // The tail's fields (all defaults unless set).
+  const Tail& tail() const { return tail_ != nullptr ? *tail_ : DefaultTail(); }
+  // For writing: copies of a layout share the tail until one writes.
+  Tail& mutable_tail();
+  bool HasTail() const { return tail_ != nullptr && !tail_->IsDefault(); }
   bool operator==(const Layout& o) const;
   bool operator!=(const Layout& o) const { return !(*this == o); }
+
+ private:
+  static const Tail& DefaultTail();
+  std::shared_ptr<Tail> tail_;
 };
 
 // An array shape (element type + dimensions + optional layout), a tuple of

@@ -69,7 +69,8 @@ Shape ChangeElementType(const Shape& s, PrimitiveType t) {
   Shape r = s;
   r.set_element_type(t);
   // Sub-byte element sizes in a layout belong to the old type.
-  if (r.has_layout()) r.mutable_layout()->element_size_in_bits = 0;
+  if (r.has_layout())
+    r.mutable_layout()->mutable_tail().element_size_in_bits = 0;
   return r;
 }
 

@@ -95,10 +95,10 @@ TEST(ShapeTest, TokenOpaqueTupleBuffer) {
 TEST(ShapeTest, SetDefaultLayoutRestoresMajorToMinor) {
   Shape s = F32({2, 3});
   s.mutable_layout()->minor_to_major = Dims({0, 1});
-  s.mutable_layout()->memory_space = 1;
+  s.mutable_layout()->mutable_tail().memory_space = 1;
   s.SetDefaultLayout();
   EXPECT_EQ(s.layout().minor_to_major, Dims({1, 0}));
-  EXPECT_EQ(s.layout().memory_space, 0);
+  EXPECT_EQ(s.layout().tail().memory_space, 0);
 
   // On a tuple it recurses into the elements.
   Shape e = F32({4, 5});
@@ -145,7 +145,7 @@ TEST(ShapeToStringTest, ScalarWithLayoutTail) {
   Shape s = Shape::Scalar(T::kS32);
   Tile t;
   t.dims = Dims({128});
-  s.mutable_layout()->tiles.push_back(t);
+  s.mutable_layout()->mutable_tail().tiles.push_back(t);
   EXPECT_EQ(s.ToString(), "s32[]{:T(128)}");
   EXPECT_EQ(s.ToString(false), "s32[]");
 }
@@ -201,7 +201,7 @@ TEST(ShapeToStringTest, TiledLayouts) {
   Tile t1, t2;
   t1.dims = Dims({8, 128});
   t2.dims = Dims({2, 1});
-  l->tiles = {t1, t2};
+  l->mutable_tail().tiles = {t1, t2};
   EXPECT_EQ(s.ToString(), "f32[128,256]{1,0:T(8,128)(2,1)}");
   EXPECT_TRUE(l->HasTail());
   EXPECT_EQ(s.ToString(false), "f32[128,256]");
@@ -209,17 +209,17 @@ TEST(ShapeToStringTest, TiledLayouts) {
   Shape c = S(T::kBF16, {1024});
   Tile comb;
   comb.dims = Dims({2, Tile::kCombineDimension});
-  c.mutable_layout()->tiles = {comb};
+  c.mutable_layout()->mutable_tail().tiles = {comb};
   EXPECT_EQ(c.ToString(), "bf16[1024]{0:T(2,*)}");
 }
 
 TEST(ShapeToStringTest, MemorySpaceAndElementSize) {
   Shape s = F32({2, 4});
-  s.mutable_layout()->memory_space = 1;
+  s.mutable_layout()->mutable_tail().memory_space = 1;
   EXPECT_EQ(s.ToString(), "f32[2,4]{1,0:S(1)}");
 
   Shape e = S(T::kS4, {64});
-  e.mutable_layout()->element_size_in_bits = 4;
+  e.mutable_layout()->mutable_tail().element_size_in_bits = 4;
   EXPECT_EQ(e.ToString(), "s4[64]{0:E(4)}");
 }
 
@@ -232,21 +232,22 @@ TEST(ShapeToStringTest, EveryLayoutTailItemInOrder) {
   comp.level = Layout::DimLevel::kCompressed;
   comp.not_unique = true;
   comp.not_ordered = true;
-  l->dim_level_types = {dense, comp};
+  l->mutable_tail().dim_level_types = {dense, comp};
   Tile t;
   t.dims = Dims({4});
-  l->tiles = {t};
-  l->tail_padding_alignment_in_elements = 2;
-  l->index_primitive_type = T::kU32;
-  l->pointer_primitive_type = T::kU16;
-  l->element_size_in_bits = 8;
-  l->memory_space = 3;
+  l->mutable_tail().tiles = {t};
+  l->mutable_tail().tail_padding_alignment_in_elements = 2;
+  l->mutable_tail().index_primitive_type = T::kU32;
+  l->mutable_tail().pointer_primitive_type = T::kU16;
+  l->mutable_tail().element_size_in_bits = 8;
+  l->mutable_tail().memory_space = 3;
   SplitConfig sc;
   sc.dimension = 0;
   sc.split_indices = {2, 4};
-  l->split_configs = {sc};
-  l->physical_shape = std::make_shared<const Shape>(S(T::kU8, {5}));
-  l->dynamic_shape_metadata_prefix_bytes = 16;
+  l->mutable_tail().split_configs = {sc};
+  l->mutable_tail().physical_shape =
+      std::make_shared<const Shape>(S(T::kU8, {5}));
+  l->mutable_tail().dynamic_shape_metadata_prefix_bytes = 16;
   // Order of section 4.2: D T L # * E S SC P M.
   EXPECT_EQ(s.ToString(),
             "f32[10,20]{0,1:D(D,C+~)T(4)L(2)#(u32)*(u16)E(8)S(3)SC(0:2,4)"
@@ -281,12 +282,12 @@ TEST(ShapeCompareTest, EqualityIncludesLayout) {
   Shape c = F32({2, 3});
   Tile t;
   t.dims = Dims({8});
-  c.mutable_layout()->tiles = {t};
+  c.mutable_layout()->mutable_tail().tiles = {t};
   EXPECT_NE(a, c);
   EXPECT_TRUE(a.EqualIgnoringLayout(c));
 
   Shape d = F32({2, 3});
-  d.mutable_layout()->memory_space = 1;
+  d.mutable_layout()->mutable_tail().memory_space = 1;
   EXPECT_NE(a, d);
 
   Shape no_layout = F32({2, 3});
@@ -347,7 +348,8 @@ TEST(ShapeCompareTest, Tuples) {
 
   // A layout difference inside an element.
   Shape c = a;
-  (*c.mutable_tuple_shapes())[0].mutable_layout()->memory_space = 2;
+  (*c.mutable_tuple_shapes())[0].mutable_layout()->mutable_tail().memory_space =
+      2;
   EXPECT_NE(a, c);
   EXPECT_TRUE(a.EqualIgnoringLayout(c));
   EXPECT_TRUE(a.Compatible(c));
@@ -452,20 +454,20 @@ TEST(LayoutTest, EqualityComparesEveryField) {
   a.minor_to_major = Dims({1, 0});
   Layout b = a;
   EXPECT_EQ(a, b);
-  b.tail_padding_alignment_in_elements = 4;
+  b.mutable_tail().tail_padding_alignment_in_elements = 4;
   EXPECT_NE(a, b);
   b = a;
-  b.index_primitive_type = T::kU8;
+  b.mutable_tail().index_primitive_type = T::kU8;
   EXPECT_NE(a, b);
   b = a;
-  b.dynamic_shape_metadata_prefix_bytes = 8;
+  b.mutable_tail().dynamic_shape_metadata_prefix_bytes = 8;
   EXPECT_NE(a, b);
   b = a;
-  b.physical_shape = std::make_shared<const Shape>(F32({2}));
+  b.mutable_tail().physical_shape = std::make_shared<const Shape>(F32({2}));
   EXPECT_NE(a, b);
-  a.physical_shape = std::make_shared<const Shape>(F32({2}));
+  a.mutable_tail().physical_shape = std::make_shared<const Shape>(F32({2}));
   EXPECT_EQ(a, b);  // compared by value, not by pointer
-  a.physical_shape = std::make_shared<const Shape>(F32({3}));
+  a.mutable_tail().physical_shape = std::make_shared<const Shape>(F32({3}));
   EXPECT_NE(a, b);
 }
 
@@ -474,6 +476,35 @@ TEST(LayoutTest, EqualityComparesEveryField) {
 
 namespace hlogym {
 namespace {
+
+// The tail is shared between copies: a write to one copy must not show in
+// the others, and a layout whose tail was written back to the defaults has
+// no tail.
+TEST(LayoutTest, CopiesShareTheTailUntilOneWrites) {
+  Shape a = F32({2, 3});
+  EXPECT_FALSE(a.layout().HasTail());
+  EXPECT_EQ(a.layout().tail().tail_padding_alignment_in_elements, 1);
+  a.mutable_layout()->mutable_tail().memory_space = 1;
+  a.mutable_layout()->mutable_tail().tiles.push_back(Tile{Dims({8, 128})});
+  Shape b = a;
+  Shape c = b;
+  EXPECT_EQ(&a.layout().tail(), &b.layout().tail());  // shared
+  b.mutable_layout()->mutable_tail().memory_space = 2;
+  EXPECT_EQ(a.layout().tail().memory_space, 1);
+  EXPECT_EQ(b.layout().tail().memory_space, 2);
+  EXPECT_EQ(c.layout().tail().memory_space, 1);
+  EXPECT_EQ(b.layout().tail().tiles.size(), 1u);  // the rest was copied
+  EXPECT_EQ(a.ToString(), "f32[2,3]{1,0:T(8,128)S(1)}");
+  EXPECT_EQ(b.ToString(), "f32[2,3]{1,0:T(8,128)S(2)}");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, c);
+  c.mutable_layout()->mutable_tail().memory_space = 0;
+  c.mutable_layout()->mutable_tail().tiles.clear();
+  EXPECT_FALSE(c.layout().HasTail());
+  EXPECT_EQ(c, F32({2, 3}));
+  EXPECT_EQ(c.ToString(), "f32[2,3]{1,0}");
+  EXPECT_EQ(a.layout().tail().tiles.size(), 1u);
+}
 
 TEST(ShapeTest, ArrayBytesSumsLeavesAndSaturates) {
   Shape f32(PrimitiveType::kF32, {2, 3});

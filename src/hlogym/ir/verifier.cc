@@ -682,7 +682,7 @@ absl::Status Verifier::VerifyShapeWellFormed(const Instruction* inst,
     }
     // Element sizes in a layout are only meaningful for packed sub-byte
     // types (as XLA's CPU/GPU shape verifier requires).
-    if (l.element_size_in_bits != 0 && BitWidth(s.element_type()) >= 8) {
+    if (l.tail().element_size_in_bits != 0 && BitWidth(s.element_type()) >= 8) {
       return InstError(inst, "layout of ", s.ToString(),
                        " sets an element size in bits, which only sub-byte "
                        "types may have");

@@ -807,7 +807,7 @@ bool HasDefaultLayout(const Shape& s) {
   for (int64_t i = 0; i < s.rank(); ++i) {
     if (m2m[i] != s.rank() - 1 - i) return false;
   }
-  return s.layout().tiles.empty();
+  return s.layout().tail().tiles.empty();
 }
 
 // `out` is `in` with exactly one 1-sized dimension inserted or removed.
@@ -917,7 +917,7 @@ absl::StatusOr<bool> BitcastOfBroadcastAsTranspose(Instruction* bitcast,
   const int64_t rank = in.rank();
   if (!IsPermutation(in.layout().minor_to_major, rank) ||
       !IsPermutation(out.layout().minor_to_major, rank) ||
-      !(in.layout().tiles == out.layout().tiles)) {
+      !(in.layout().tail().tiles == out.layout().tail().tiles)) {
     return false;
   }
   // Major-to-minor orders; the bitcast maps out dim major[k] to in dim
@@ -1058,7 +1058,7 @@ absl::StatusOr<bool> CopyNoOp(Instruction* copy, AlgebraicContext& ctx) {
 bool IsRowMajorIgnoringDegenerate(const Shape& s) {
   if (!s.IsArray() || !s.has_layout() ||
       !IsPermutation(s.layout().minor_to_major, s.rank()) ||
-      !s.layout().tiles.empty()) {
+      !s.layout().tail().tiles.empty()) {
     return false;
   }
   int64_t previous = -1;
@@ -1079,8 +1079,9 @@ bool ReshapeIsBitcast(const Shape& from, const Shape& to) {
          from.ElementsIn() == to.ElementsIn() &&
          IsRowMajorIgnoringDegenerate(from) &&
          IsRowMajorIgnoringDegenerate(to) &&
-         from.layout().memory_space == to.layout().memory_space &&
-         from.layout().element_size_in_bits == to.layout().element_size_in_bits;
+         from.layout().tail().memory_space == to.layout().tail().memory_space &&
+         from.layout().tail().element_size_in_bits ==
+             to.layout().tail().element_size_in_bits;
 }
 
 // 27. (LS) A copy or reshape at the end of a chain of copies and reshapes

@@ -1213,7 +1213,8 @@ Rule DynamicSliceToSlice(Instruction* ds, AlgebraicContext& ctx) {
   if (Is(x, Opcode::kConstant)) return false;
   if (ctx.options.is_layout_sensitive && x->shape().has_layout() &&
       ds->shape().has_layout() &&
-      x->shape().layout().memory_space != ds->shape().layout().memory_space) {
+      x->shape().layout().tail().memory_space !=
+          ds->shape().layout().tail().memory_space) {
     return false;
   }
   const Shape& xs = x->shape();

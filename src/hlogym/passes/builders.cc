@@ -8,9 +8,10 @@ namespace hlogym {
 
 Shape WithElementType(Shape shape, PrimitiveType type) {
   shape.set_element_type(type);
-  if (shape.has_layout() && shape.layout().element_size_in_bits != 0) {
+  if (shape.has_layout() && shape.layout().tail().element_size_in_bits != 0) {
     const int bits = BitWidth(type);
-    shape.mutable_layout()->element_size_in_bits = bits < 8 ? bits : 0;
+    shape.mutable_layout()->mutable_tail().element_size_in_bits =
+        bits < 8 ? bits : 0;
   }
   return shape;
 }

@@ -103,7 +103,7 @@ ENTRY e {
   ASSERT_EQ(c->opcode(), Opcode::kConvert);
   EXPECT_EQ(c->shape().element_type(), PrimitiveType::kS8);
   ASSERT_TRUE(c->shape().has_layout());
-  EXPECT_EQ(c->shape().layout().element_size_in_bits, 0);
+  EXPECT_EQ(c->shape().layout().tail().element_size_in_bits, 0);
   EXPECT_EQ(c->shape().layout().minor_to_major, (DimVector{1, 0}));
 }
 

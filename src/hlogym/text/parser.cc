@@ -2333,7 +2333,7 @@ bool Parser::ParseLayout(Shape* shape) {
           Advance();
           if (Accept(Tok::kPlus)) d.not_unique = true;
           if (Accept(Tok::kTilde)) d.not_ordered = true;
-          layout->dim_level_types.push_back(d);
+          layout->mutable_tail().dim_level_types.push_back(d);
           if (!Accept(Tok::kComma)) break;
         }
         if (!Expect(Tok::kRparen, "')'")) return false;
@@ -2355,13 +2355,14 @@ bool Parser::ParseLayout(Shape* shape) {
             if (!Accept(Tok::kComma)) break;
           }
           if (!Expect(Tok::kRparen, "')'")) return false;
-          layout->tiles.push_back(std::move(t));
+          layout->mutable_tail().tiles.push_back(std::move(t));
         }
       } else if (AtIdent("L")) {
         if (!order(3, "L")) return false;
         Advance();
         if (!Expect(Tok::kLparen, "'('") ||
-            !ParseInt(&layout->tail_padding_alignment_in_elements) ||
+            !ParseInt(
+                &layout->mutable_tail().tail_padding_alignment_in_elements) ||
             !Expect(Tok::kRparen, "')'")) {
           return false;
         }
@@ -2374,8 +2375,8 @@ bool Parser::ParseLayout(Shape* shape) {
             !IsUnsignedIntegralType(tok_.ptype)) {
           return Error("expected an unsigned integer type");
         }
-        (index ? layout->index_primitive_type
-               : layout->pointer_primitive_type) = tok_.ptype;
+        (index ? layout->mutable_tail().index_primitive_type
+               : layout->mutable_tail().pointer_primitive_type) = tok_.ptype;
         Advance();
         if (!Expect(Tok::kRparen, "')'")) return false;
       } else if (AtIdent("E") || AtIdent("S") || AtIdent("M")) {
@@ -2392,9 +2393,10 @@ bool Parser::ParseLayout(Shape* shape) {
             !Expect(Tok::kRparen, "')'")) {
           return false;
         }
-        if (which == 'E') layout->element_size_in_bits = v;
-        if (which == 'S') layout->memory_space = v;
-        if (which == 'M') layout->dynamic_shape_metadata_prefix_bytes = v;
+        if (which == 'E') layout->mutable_tail().element_size_in_bits = v;
+        if (which == 'S') layout->mutable_tail().memory_space = v;
+        if (which == 'M')
+          layout->mutable_tail().dynamic_shape_metadata_prefix_bytes = v;
       } else if (AtIdent("SC")) {
         if (!order(8, "SC")) return false;
         Advance();
@@ -2410,7 +2412,7 @@ bool Parser::ParseLayout(Shape* shape) {
             if (!Accept(Tok::kComma)) break;
           }
           if (!Expect(Tok::kRparen, "')'")) return false;
-          layout->split_configs.push_back(std::move(sc));
+          layout->mutable_tail().split_configs.push_back(std::move(sc));
         }
       } else if (AtIdent("P")) {
         if (!order(9, "P")) return false;
@@ -2419,14 +2421,15 @@ bool Parser::ParseLayout(Shape* shape) {
         Shape phys;
         if (!ParseShape(&phys)) return false;
         if (!Expect(Tok::kRparen, "')'")) return false;
-        bool sparse = std::any_of(layout->dim_level_types.begin(),
-                                  layout->dim_level_types.end(),
+        bool sparse = std::any_of(layout->tail().dim_level_types.begin(),
+                                  layout->tail().dim_level_types.end(),
                                   [](const Layout::DimLevelType& d) {
                                     return d.level != Layout::DimLevel::kDense;
                                   });
         if (!sparse)
           return Error("a physical shape P(...) needs a sparse layout");
-        layout->physical_shape = std::make_shared<const Shape>(std::move(phys));
+        layout->mutable_tail().physical_shape =
+            std::make_shared<const Shape>(std::move(phys));
       } else {
         return Error("unexpected item in the layout");
       }
@@ -2676,7 +2679,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* lit) {
   // memory (real dumps elide big constants as {...}).
   constexpr int64_t kMaxLiteralBytes = int64_t{1} << 30;
   const int64_t elements = shape.ElementsIn();
-  if (elements > kMaxLiteralBytes / std::max(1, ByteWidth(shape.element_type()))) {
+  if (elements >
+      kMaxLiteralBytes / std::max(1, ByteWidth(shape.element_type()))) {
     return Error(StrCat("constant of shape ", shape.ToString(),
                         " is too large to materialize (limit 1 GiB); write it "
                         "as {...}"));

@@ -721,19 +721,19 @@ TEST(ParserTest, Layouts) {
   FIND(a, m, "a");
   const Layout& la = a->shape().layout();
   EXPECT_EQ(la.minor_to_major, DimVector({1, 0}));
-  ASSERT_EQ(la.tiles.size(), 2u);
-  EXPECT_EQ(la.tiles[0].dims, DimVector({8, 128}));
-  EXPECT_EQ(la.tiles[1].dims, DimVector({2, 1}));
+  ASSERT_EQ(la.tail().tiles.size(), 2u);
+  EXPECT_EQ(la.tail().tiles[0].dims, DimVector({8, 128}));
+  EXPECT_EQ(la.tail().tiles[1].dims, DimVector({2, 1}));
   FIND(b, m, "b");
-  EXPECT_EQ(b->shape().layout().element_size_in_bits, 4);
+  EXPECT_EQ(b->shape().layout().tail().element_size_in_bits, 4);
   FIND(c, m, "c");
-  EXPECT_EQ(c->shape().layout().memory_space, 1);
+  EXPECT_EQ(c->shape().layout().tail().memory_space, 1);
   FIND(d, m, "d");
-  ASSERT_EQ(d->shape().layout().tiles.size(), 1u);
-  EXPECT_EQ(d->shape().layout().tiles[0].dims, DimVector({256}));
+  ASSERT_EQ(d->shape().layout().tail().tiles.size(), 1u);
+  EXPECT_EQ(d->shape().layout().tail().tiles[0].dims, DimVector({256}));
   EXPECT_EQ(d->shape().ToString(), "f32[]{:T(256)}");
   FIND(f, m, "f");
-  EXPECT_EQ(f->shape().layout().tiles.size(), 3u);
+  EXPECT_EQ(f->shape().layout().tail().tiles.size(), 3u);
   FIND(g, m, "g");
   EXPECT_EQ(g->shape().layout().minor_to_major, DimVector({0, 1}));
   // A missing layout gets the default major-to-minor one.
