@@ -118,6 +118,7 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> c,
   }
   computations_.push_back(std::move(c));
   if (is_entry) entry_ = raw;
+  ++computations_epoch_;
   return raw;
 }
 
@@ -147,6 +148,7 @@ absl::Status Module::RemoveComputation(Computation* c) {
     }
   }
   computations_.erase(it);
+  ++computations_epoch_;
   return absl::OkStatus();
 }
 
@@ -198,6 +200,7 @@ int64_t Module::RemoveComputationsIfUncalled(
   const size_t before = computations_.size();
   std::erase_if(computations_,
                 [&](const auto& p) { return doomed.contains(p.get()); });
+  ++computations_epoch_;
   return static_cast<int64_t>(before - computations_.size());
 }
 
@@ -217,6 +220,7 @@ int64_t Module::RemoveUnusedComputations() {
   const size_t before = computations_.size();
   std::erase_if(computations_,
                 [&](const auto& p) { return !live.contains(p.get()); });
+  ++computations_epoch_;
   return static_cast<int64_t>(before - computations_.size());
 }
 
@@ -227,7 +231,20 @@ Computation* Module::FindComputation(std::string_view name) const {
   return nullptr;
 }
 
+bool Module::ComputationOrderMemoValid() const {
+  const ComputationOrderMemo& memo = computation_order_memo_;
+  if (memo.epoch != computations_epoch_ ||
+      memo.versions.size() != computations_.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < computations_.size(); ++k) {
+    if (computations_[k]->version() != memo.versions[k]) return false;
+  }
+  return true;
+}
+
 std::vector<Computation*> Module::MakeComputationPostOrder() const {
+  if (ComputationOrderMemoValid()) return computation_order_memo_.order;
   std::vector<Computation*> order;
   order.reserve(computations_.size());
   for (const auto& c : computations_) c->scratch = 0;
@@ -267,6 +284,13 @@ std::vector<Computation*> Module::MakeComputationPostOrder() const {
     if (c.get() != entry_) visit(c.get());
   }
   if (entry_) visit(entry_);
+  ComputationOrderMemo& memo = computation_order_memo_;
+  memo.epoch = computations_epoch_;
+  memo.order = order;
+  memo.versions.resize(computations_.size());
+  for (size_t k = 0; k < computations_.size(); ++k) {
+    memo.versions[k] = computations_[k]->version();
+  }
   return order;
 }
 
@@ -330,6 +354,18 @@ std::unique_ptr<Module> Module::Clone() const {
     });
     for (auto& [callee, hash] : c->hash_memo_.callees) {
       callee = fresh[callee->scratch];
+    }
+  }
+  if (ComputationOrderMemoValid()) {
+    ComputationOrderMemo& memo = m->computation_order_memo_;
+    memo.epoch = m->computations_epoch_;
+    memo.order.reserve(computation_order_memo_.order.size());
+    for (const Computation* c : computation_order_memo_.order) {
+      memo.order.push_back(fresh[c->scratch]);
+    }
+    memo.versions.resize(fresh.size());
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      memo.versions[k] = fresh[k]->version_;
     }
   }
   // A copied pass memo holds if it holds here: its callees are then

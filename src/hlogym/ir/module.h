@@ -90,7 +90,10 @@ class Module {
       absl::FunctionRef<bool(const Computation*)> may_call);
 
   Computation* entry_computation() const { return entry_; }
-  void set_entry_computation(Computation* c) { entry_ = c; }
+  void set_entry_computation(Computation* c) {
+    entry_ = c;
+    ++computations_epoch_;
+  }
   // In insertion (text) order.
   const std::vector<std::unique_ptr<Computation>>& computations() const {
     return computations_;
@@ -102,7 +105,10 @@ class Module {
 
   // Callees before callers, starting from the entry; computations not
   // reachable from the entry are included (before the reachable ones that
-  // follow them in text order).
+  // follow them in text order). Kept until a computation is added or
+  // removed, the entry changes or a computation's version() changes: every
+  // pass asks for it, and most runs change nothing. Not thread-safe (it
+  // uses the computations' scratch slots).
   std::vector<Computation*> MakeComputationPostOrder() const;
 
   int64_t instruction_count() const;
@@ -137,6 +143,17 @@ class Module {
   ModuleConfig config_;
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
+  // Counts changes of computations_ and entry_: MakeComputationPostOrder's
+  // kept answer holds while this, and each computation's version (by
+  // position), are as they were. Clone copies a valid one.
+  uint64_t computations_epoch_ = 0;
+  struct ComputationOrderMemo {
+    uint64_t epoch = ~uint64_t{0};
+    std::vector<Computation*> order;
+    std::vector<uint64_t> versions;
+  };
+  bool ComputationOrderMemoValid() const;
+  mutable ComputationOrderMemo computation_order_memo_;
   int64_t next_unique_id_ = 0;
   bool defer_fusion_bodies_ = false;
   // Lazily built for UniqueInstructionName: per stem ("add" of "add.7"),

@@ -3,6 +3,7 @@
 #include "hlogym/ir/module.h"
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -273,6 +274,106 @@ TEST(ModuleTest, KeptPostOrderFollowsEveryChange) {
   expect_fresh("set_root_instruction");
   EXPECT_EQ(e->RemoveDeadInstructions(), 3);  // dead, z and r
   expect_fresh("RemoveDeadInstructions");
+}
+
+// The module keeps its computation post-order until a computation is added
+// or removed, the entry changes or a computation changes. After each such
+// change (and in a clone, which copies the kept order) it must equal a
+// plain recursive walk.
+TEST(ModuleTest, KeptComputationOrderFollowsEveryChange) {
+  auto m = Parse(R"(
+HloModule m2
+
+add_f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+max_f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+
+ENTRY main {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  r1 = f32[] reduce(p, z), dimensions={0}, to_apply=add_f
+  r2 = f32[] reduce(p, z), dimensions={0}, to_apply=max_f
+  ROOT t = (f32[], f32[]) tuple(r1, r2)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto reference = [](const Module& mod) {
+    std::vector<std::string> out;
+    std::set<const Computation*> seen;
+    std::function<void(const Computation*)> visit = [&](const Computation* c) {
+      if (!seen.insert(c).second) return;
+      for (const Instruction* i : c->instructions()) {
+        for (const Computation* callee : i->called_computations()) {
+          visit(callee);
+        }
+      }
+      out.push_back(c->name());
+    };
+    for (const auto& c : mod.computations()) {
+      if (c.get() != mod.entry_computation()) visit(c.get());
+    }
+    if (mod.entry_computation() != nullptr) visit(mod.entry_computation());
+    return out;
+  };
+  auto kept = [](const Module& mod) {
+    std::vector<std::string> out;
+    for (const Computation* c : mod.MakeComputationPostOrder()) {
+      out.push_back(c->name());
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(kept(*m), (Names{"add_f", "max_f", "main"}));
+  EXPECT_EQ(kept(*m), reference(*m));  // kept, unchanged
+
+  std::unique_ptr<Computation> late_owned =
+      m->FindComputation("max_f")->Clone();
+  late_owned->set_name("late");
+  Computation* late = m->AddComputation(std::move(late_owned), false);
+  EXPECT_EQ(kept(*m), (Names{"add_f", "max_f", "late", "main"}));
+  EXPECT_EQ(kept(*m), reference(*m));
+
+  // add_f calls late, which now comes before it.
+  Computation* add_f = m->FindComputation("add_f");
+  Instruction* a = add_f->parameter_instruction(0);
+  Instruction* call = add_f->AddInstruction(
+      std::make_unique<Instruction>(Opcode::kCall, a->shape()));
+  call->AppendOperand(a);
+  call->AppendOperand(add_f->parameter_instruction(1));
+  call->set_called_computations({late});
+  EXPECT_EQ(kept(*m), (Names{"late", "add_f", "max_f", "main"}));
+  EXPECT_EQ(kept(*m), reference(*m));
+
+  // A clone starts with the kept order, and each copy follows its own
+  // changes.
+  std::unique_ptr<Module> clone = m->Clone();
+  EXPECT_EQ(kept(*clone), reference(*m));
+  Computation* clone_add = clone->FindComputation("add_f");
+  ASSERT_TRUE(
+      clone_add->RemoveInstruction(clone_add->FindInstruction(call->name()))
+          .ok());
+  EXPECT_EQ(kept(*clone), (Names{"add_f", "max_f", "late", "main"}));
+  EXPECT_EQ(kept(*clone), reference(*clone));
+  EXPECT_EQ(kept(*m), (Names{"late", "add_f", "max_f", "main"}));
+
+  Instruction* r1 = m->entry_computation()->FindInstruction("r1");
+  r1->ReplaceCalledComputation(add_f, late);
+  EXPECT_EQ(kept(*m), reference(*m));
+  ASSERT_TRUE(add_f->RemoveInstruction(call).ok());
+  EXPECT_EQ(m->RemoveComputationsIfUncalled({add_f}), 1);
+  EXPECT_EQ(kept(*m), (Names{"max_f", "late", "main"}));
+  EXPECT_EQ(kept(*m), reference(*m));
+  m->set_entry_computation(m->FindComputation("max_f"));
+  EXPECT_EQ(kept(*m), (Names{"late", "max_f", "main"}));
+  EXPECT_EQ(kept(*m), reference(*m));
 }
 
 TEST(ModuleTest, Reachability) {
