@@ -68,9 +68,11 @@ bool IsPermutation(std::span<const int64_t> v, int64_t rank) {
 Shape ChangeElementType(const Shape& s, PrimitiveType t) {
   Shape r = s;
   r.set_element_type(t);
-  // Sub-byte element sizes in a layout belong to the old type.
-  if (r.has_layout())
+  // Sub-byte element sizes in a layout belong to the old type. Written only
+  // when set, so that shapes without a layout tail do not get one.
+  if (r.has_layout() && r.layout().tail().element_size_in_bits != 0) {
     r.mutable_layout()->mutable_tail().element_size_in_bits = 0;
+  }
   return r;
 }
 

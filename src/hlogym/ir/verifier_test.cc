@@ -1166,6 +1166,21 @@ TEST(ShapeInferenceTest, BinaryAndDot) {
   EXPECT_EQ(ShapeText(*dot), "f32[2,5]");
 }
 
+// A result with another element type drops a sub-byte element size, and a
+// layout without a tail does not get one (shapes stay without it, shared).
+TEST(ShapeInferenceTest, ChangedElementTypeKeepsLayoutTailsSmall) {
+  Shape s4(PrimitiveType::kS4, {8});
+  s4.mutable_layout()->mutable_tail().element_size_in_bits = 4;
+  auto cmp = InferBinaryOpShape(Opcode::kCompare, s4, s4);
+  ASSERT_TRUE(cmp.ok());
+  EXPECT_EQ(ShapeText(*cmp), "pred[8]");
+  EXPECT_FALSE(cmp->layout().HasTail());
+  EXPECT_EQ(s4.layout().tail().element_size_in_bits, 4);  // operand intact
+  auto plain = InferBinaryOpShape(Opcode::kCompare, F32({2, 3}), F32({2, 3}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(&plain->layout().tail(), &F32({1}).layout().tail());
+}
+
 TEST(ShapeInferenceTest, HigherPrecisionElementType) {
   EXPECT_EQ(
       HigherPrecisionElementType(PrimitiveType::kBF16, PrimitiveType::kF32),
