@@ -466,23 +466,29 @@ absl::StatusOr<std::unique_ptr<Env>> Env::ForkIndependent() const {
 
 absl::StatusOr<std::unique_ptr<Env>> Env::ForkSharing(
     const Env& resources) const {
+  std::unique_ptr<Env> env = Clone(true);
+  HLOGYM_RETURN_IF_ERROR(env->UseResourcesOf(resources));
+  return env;
+}
+
+absl::Status Env::UseResourcesOf(const Env& resources) {
   if (resources.pipeline_name_ != pipeline_name_ ||
       resources.disabled_ != disabled_ ||
       (runner_ != nullptr && resources.pipeline_ == nullptr)) {
     return absl::InvalidArgumentError(
-        StrCat("ForkSharing: the resources run pipeline '",
+        StrCat("UseResourcesOf: the resources run pipeline '",
                resources.pipeline_name_, "', this environment '",
                pipeline_name_, "' (with the same disabled passes needed)"));
   }
-  std::unique_ptr<Env> env = Clone(true);
-  env->evaluator_ = resources.evaluator_;
   if (runner_ != nullptr) {
-    env->pipeline_ = resources.pipeline_;
-    HLOGYM_ASSIGN_OR_RETURN(env->runner_,
-                            PipelineRunner::Remap(*runner_, env->module_.get(),
-                                                  env->pipeline_.get()));
+    HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner,
+                            PipelineRunner::Remap(*runner_, module_.get(),
+                                                  resources.pipeline_.get()));
+    runner_ = std::move(runner);
+    pipeline_ = resources.pipeline_;
   }
-  return env;
+  evaluator_ = resources.evaluator_;
+  return absl::OkStatus();
 }
 
 std::shared_ptr<const Env> Env::Save() const {

@@ -169,6 +169,10 @@ class Env {
   // (typically a ForkIndependent() of this one's start). Lets each worker
   // thread reuse its own passes and evaluator cache for many forks.
   absl::StatusOr<std::unique_ptr<Env>> ForkSharing(const Env& resources) const;
+  // Switches this environment to the pipeline instance and evaluator of
+  // `resources` (as ForkSharing gives them); its state stays. Lets a fork
+  // made on one thread run on another.
+  absl::Status UseResourcesOf(const Env& resources);
   // HloEnv's clone_hlo / load_hlo: a snapshot of the module (and pipeline
   // position) that Load() restores, any number of times.
   std::shared_ptr<const Env> Save() const;

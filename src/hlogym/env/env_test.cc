@@ -204,6 +204,43 @@ TEST(Env, ForksWithTheirOwnPipelineContinueAlike) {
             std::string::npos);
 }
 
+// A fork made with one pipeline instance switches to another's mid-run
+// (as f-MCTS workers do with forks made on their own thread): it goes on
+// like the original, and the switch leaves its state as it was.
+TEST(Env, SwitchedResourcesKeepTheState) {
+  auto env = MakeEnv(kShared);
+  ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+  absl::StatusOr<std::unique_ptr<Env>> resources = env->ForkIndependent();
+  ASSERT_TRUE(resources.ok()) << resources.status();
+  ASSERT_TRUE(env->Step(Firsts(*env)).ok());
+  ASSERT_TRUE(env->paused());
+  auto fork = env->Fork();
+  const uint64_t h = fork->Hash();
+  const std::vector<int64_t> counts = fork->ChoiceCounts();
+  ASSERT_TRUE(fork->UseResourcesOf(**resources).ok());
+  EXPECT_EQ(fork->Hash(), h);
+  EXPECT_EQ(fork->ChoiceCounts(), counts);
+  EXPECT_TRUE(fork->paused());
+  for (Env* e : {env.get(), fork.get()}) {
+    while (e->paused()) ASSERT_TRUE(e->Step(Firsts(*e)).ok());
+  }
+  EXPECT_EQ(fork->Hash(), env->Hash());
+  EXPECT_EQ(fork->Seconds().value_or(-1), env->Seconds().value_or(-2));
+  // The resources' own run is untouched by the fork's steps.
+  EXPECT_TRUE((*resources)->paused());
+
+  // Resources of another pipeline are refused, and the state stays usable.
+  auto other = MakeEnv(kShared);
+  ASSERT_TRUE(other->StartPipeline("single-fusion").ok());
+  auto again = MakeEnv(kShared);
+  ASSERT_TRUE(again->StartPipeline("general-fusion").ok());
+  const absl::Status refused = again->UseResourcesOf(*other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("single-fusion"), std::string::npos);
+  while (again->paused()) ASSERT_TRUE(again->Step(Firsts(*again)).ok());
+  EXPECT_EQ(again->Hash(), env->Hash());
+}
+
 // StopSeconds prices a paused state where it ends if every remaining node
 // keeps its original (the rest of the pipeline runs), so it can be
 // compared with finished states; the state itself is not changed.
