@@ -241,6 +241,39 @@ TEST(Env, SwitchedResourcesKeepTheState) {
   EXPECT_EQ(again->Hash(), env->Hash());
 }
 
+// DagHash remembers hashes in computations and instructions across the
+// many edits of a decision loop (fusion, pruning, CSE, DCE, clones). At
+// every state of random runs, the live module must hash as a fresh parse
+// of its text, which has no remembered hashes.
+TEST(Env, HashOfEveryStateMatchesAFreshParse) {
+  for (std::string_view text : {kShared, test::kSoftmaxRow, test::kDiamond}) {
+    for (uint64_t seed : {1, 2, 3}) {
+      for (std::string_view pipeline : {"general-fusion", "single-fusion"}) {
+        auto env = MakeEnv(text);
+        ASSERT_TRUE(env->StartPipeline(pipeline).ok());
+        std::mt19937_64 rng(seed);
+        int states = 0;
+        while (true) {
+          const uint64_t live = env->Hash();
+          auto fork = env->Fork();
+          absl::StatusOr<std::unique_ptr<Module>> parsed =
+              ParseModule(env->ExportText());
+          ASSERT_TRUE(parsed.ok()) << parsed.status();
+          EXPECT_EQ(live, DagHash(**parsed))
+              << pipeline << " seed " << seed << " state " << states;
+          EXPECT_EQ(fork->Hash(), live);
+          ++states;
+          if (!env->paused()) break;
+          std::vector<int64_t> d = env->ChoiceCounts();
+          for (int64_t& c : d) c = c > 0 ? static_cast<int64_t>(rng() % c) : 0;
+          ASSERT_TRUE(env->Step(d).ok());
+        }
+        EXPECT_GE(states, 2) << pipeline;
+      }
+    }
+  }
+}
+
 // StopSeconds prices a paused state where it ends if every remaining node
 // keeps its original (the rest of the pipeline runs), so it can be
 // compared with finished states; the state itself is not changed.

@@ -585,21 +585,33 @@ class DagHasher {
   std::vector<uint64_t> sorted_;           // alternatives' operand hashes
 };
 
-// The local hash with each callee given by `callee_hash`.
+// The local hash with each callee given by `callee_hash`. The parts that
+// do not depend on callees are remembered in the instruction (most
+// instructions are hashed again unchanged, or are clones of hashed ones).
 template <typename F>
 uint64_t LocalHashWith(const Instruction& inst, F&& callee_hash) {
-  Sink h(kInstructionSeed);
-  h.Add(static_cast<uint64_t>(inst.opcode()) |
-        static_cast<uint64_t>(inst.comparison_direction()) << 8 |
-        static_cast<uint64_t>(inst.comparison_type()) << 16 |
-        static_cast<uint64_t>(inst.fusion_kind()) << 24 |
-        uint64_t{inst.has_dimensions()} << 32 |
-        uint64_t{inst.has_literal()} << 33 |
-        static_cast<uint64_t>(inst.called_computations().size()) << 40);
-  h.AddInt(inst.int_attr());
-  h.Add(static_cast<uint64_t>(inst.operand_count()));
-  HashShape(inst.shape(), h);
-  h.AddInts(inst.dimensions());
+  using Memo = Instruction::LocalHashMemo;
+  Memo& memo = inst.local_hash_memo();
+  const auto operands = static_cast<uint32_t>(inst.operand_count());
+  const bool calls = !inst.called_computations().empty();
+  const bool known = memo.operands == operands &&
+                     memo.kind == (calls ? Memo::kBeforeCallees : Memo::kWhole);
+  if (known && !calls) return memo.value;
+  Sink h(known ? memo.value : kInstructionSeed);
+  if (!known) {
+    h.Add(static_cast<uint64_t>(inst.opcode()) |
+          static_cast<uint64_t>(inst.comparison_direction()) << 8 |
+          static_cast<uint64_t>(inst.comparison_type()) << 16 |
+          static_cast<uint64_t>(inst.fusion_kind()) << 24 |
+          uint64_t{inst.has_dimensions()} << 32 |
+          uint64_t{inst.has_literal()} << 33 |
+          static_cast<uint64_t>(inst.called_computations().size()) << 40);
+    h.AddInt(inst.int_attr());
+    h.Add(static_cast<uint64_t>(inst.operand_count()));
+    HashShape(inst.shape(), h);
+    h.AddInts(inst.dimensions());
+    if (calls) memo = {h.value(), operands, Memo::kBeforeCallees};
+  }
   for (const Computation* callee : inst.called_computations()) {
     h.Add(callee_hash(callee));
   }
@@ -608,6 +620,7 @@ uint64_t LocalHashWith(const Instruction& inst, F&& callee_hash) {
   HashFrontendAttributes(inst.frontend_attributes(), h);
   const InstructionAttrs& attrs = inst.attrs();
   h.Add(&attrs == EmptyAttrsBlock() ? EmptyAttrsHash() : HashAttrs(attrs));
+  if (!calls) memo = {h.value(), operands, Memo::kWhole};
   return h.value();
 }
 

@@ -242,7 +242,7 @@ const Literal& Instruction::literal() const {
 }
 
 void Instruction::set_literal(Literal literal) {
-  Touch();
+  TouchHashed();
   literal_ = std::make_shared<const Literal>(std::move(literal));
 }
 
@@ -266,7 +266,7 @@ const std::string& Instruction::backend_config() const {
 }
 
 void Instruction::set_backend_config(std::string config) {
-  Touch();
+  TouchHashed();
   if (config.empty()) {
     backend_config_.reset();
   } else {
@@ -280,7 +280,7 @@ const FrontendAttributes& Instruction::frontend_attributes() const {
 }
 
 void Instruction::set_frontend_attributes(FrontendAttributes attrs) {
-  Touch();
+  TouchHashed();
   if (attrs.empty()) {
     frontend_attributes_.reset();
     return;
@@ -296,12 +296,12 @@ const InstructionAttrs& Instruction::attrs() const {
 }
 
 void Instruction::set_attrs(InstructionAttrs attrs) {
-  Touch();
+  TouchHashed();
   attrs_ = std::make_shared<const InstructionAttrs>(std::move(attrs));
 }
 
 InstructionAttrs* Instruction::mutable_attrs() {
-  Touch();
+  TouchHashed();
   if (!attrs_) {
     attrs_ = std::make_shared<InstructionAttrs>();
   } else if (attrs_.use_count() > 1) {
@@ -366,6 +366,7 @@ std::unique_ptr<Instruction> Instruction::CloneWithNewOperands(
   c->attrs_ = attrs_;
   c->backend_config_ = backend_config_;
   c->frontend_attributes_ = frontend_attributes_;
+  c->local_hash_memo_ = local_hash_memo_;  // the same hashed fields
   c->operands_.reserve(new_operands.size());
   for (Instruction* op : new_operands) c->AppendOperand(op);
   return c;

@@ -69,7 +69,7 @@ class Instruction {
 
   const Shape& shape() const { return shape_; }
   Shape* mutable_shape() {
-    Touch();
+    TouchHashed();
     return &shape_;
   }
 
@@ -131,7 +131,7 @@ class Instruction {
   }
   void set_called_computations(std::vector<Computation*> c) {
     called_computations_ = std::move(c);
-    Touch();
+    TouchHashed();
   }
   void ReplaceCalledComputation(Computation* old_c, Computation* new_c);
   Computation* to_apply() const;
@@ -159,7 +159,7 @@ class Instruction {
   void set_dimensions(DimVector d) {
     dimensions_ = std::move(d);
     has_dimensions_ = true;
-    Touch();
+    TouchHashed();
   }
   bool has_dimensions() const { return has_dimensions_; }
   // parameter(N)
@@ -170,23 +170,23 @@ class Instruction {
   int64_t iota_dimension() const { return int_attr_; }
   void set_int_attr(int64_t v) {
     int_attr_ = v;
-    Touch();
+    TouchHashed();
   }
   int64_t int_attr() const { return int_attr_; }
   ComparisonDirection comparison_direction() const { return direction_; }
   void set_comparison_direction(ComparisonDirection d) {
     direction_ = d;
-    Touch();
+    TouchHashed();
   }
   ComparisonType comparison_type() const { return comparison_type_; }
   void set_comparison_type(ComparisonType t) {
     comparison_type_ = t;
-    Touch();
+    TouchHashed();
   }
   FusionKind fusion_kind() const { return fusion_kind_; }
   void set_fusion_kind(FusionKind k) {
     fusion_kind_ = k;
-    Touch();
+    TouchHashed();
   }
 
   // constant
@@ -239,6 +239,18 @@ class Instruction {
   // the instruction's value; not thread-safe.
   mutable int64_t scratch = 0;
 
+  // DagHash's memo of this instruction's local hash (see dag_hash.cc): for
+  // an instruction that calls no computation the whole hash, otherwise the
+  // hash state before the callees' hashes. Valid for `operands` operands;
+  // every setter of a hashed field forgets it, and clones copy it.
+  struct LocalHashMemo {
+    enum Kind : uint8_t { kNone, kBeforeCallees, kWhole };
+    uint64_t value = 0;
+    uint32_t operands = 0;
+    Kind kind = kNone;
+  };
+  LocalHashMemo& local_hash_memo() const { return local_hash_memo_; }
+
  private:
   friend class Computation;
   friend class Module;
@@ -250,6 +262,11 @@ class Instruction {
   // Marks the parent computation changed (Computation::version): every
   // mutating method calls it.
   void Touch();
+  // Touch() for a change to a field the local hash reads.
+  void TouchHashed() {
+    local_hash_memo_.kind = LocalHashMemo::kNone;
+    Touch();
+  }
 
   // Member order matters for speed: graph walks read the scratch slot,
   // opcode, parent and edge lists of many instructions, so those share the
@@ -270,6 +287,7 @@ class Instruction {
   std::string name_;
   int32_t source_line_ = 0;
   int32_t source_column_ = 0;
+  mutable LocalHashMemo local_hash_memo_;
   // Control edges are rare: kept out of line so instructions stay small.
   struct ControlEdges {
     std::vector<Instruction*> predecessors;
