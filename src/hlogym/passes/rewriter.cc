@@ -5,6 +5,9 @@
 #include <limits>
 #include <vector>
 
+#include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 
@@ -13,23 +16,32 @@ namespace hlogym {
 bool HasSideEffectDeep(const Instruction& inst) {
   if (inst.HasSideEffect()) return true;
   if (inst.called_computations().empty()) return false;
-  // Iterative over the call graph; each computation is scanned once.
-  absl::flat_hash_set<const Computation*> seen;
-  std::vector<const Computation*> stack;
-  for (const Computation* c : inst.called_computations()) {
-    if (c != nullptr && seen.insert(c).second) stack.push_back(c);
-  }
+  // Iterative over the call graph; each computation is scanned once. The
+  // graph below one instruction is usually a fusion body and a region or
+  // two, so computations seen are kept in a short list (no allocation),
+  // and in a hash set only once there are many.
+  absl::InlinedVector<const Computation*, 8> seen;
+  absl::flat_hash_set<const Computation*> many;
+  absl::InlinedVector<const Computation*, 8> stack;
+  auto visit = [&](const Computation* c) {
+    if (c == nullptr) return;
+    if (many.empty()) {
+      if (absl::c_linear_search(seen, c)) return;
+      seen.push_back(c);
+      if (seen.size() > 32) many.insert(seen.begin(), seen.end());
+    } else if (!many.insert(c).second) {
+      return;
+    }
+    stack.push_back(c);
+  };
+  for (const Computation* c : inst.called_computations()) visit(c);
   bool effect = false;
   while (!stack.empty() && !effect) {
     const Computation* c = stack.back();
     stack.pop_back();
     c->ForEachInstruction([&](const Instruction* i) {
       if (i->HasSideEffect()) effect = true;
-      for (const Computation* callee : i->called_computations()) {
-        if (callee != nullptr && seen.insert(callee).second) {
-          stack.push_back(callee);
-        }
-      }
+      for (const Computation* callee : i->called_computations()) visit(callee);
     });
   }
   return effect;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hlogym/ir/str_util.h"
 #include "hlogym/passes/builders.h"
 #include "hlogym/passes/pass_test_util.h"
 
@@ -98,6 +99,44 @@ ENTRY e {
   ROOT a = f32[4] add(p, b)
 }
 )");
+}
+
+// A side effect counts however deep below an instruction it is called, and
+// a computation called many times is scanned once. The chain builds 40
+// distinct computations below one call (past the short list of computations
+// seen), with an rng in the innermost one only.
+std::string CallChain(int depth, bool rng_at_bottom) {
+  std::string text = "HloModule chain\n";
+  for (int k = depth - 1; k >= 0; --k) {
+    text += StrCat("c", k, " {\n  p = f32[4] parameter(0)\n");
+    if (k == depth - 1) {
+      text += rng_at_bottom
+                  ? "  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n"
+                    "  ROOT r = f32[4] rng(lo, hi), distribution=rng_uniform\n"
+                  : "  ROOT r = f32[4] negate(p)\n";
+    } else {
+      // Two calls of the next computation: it is still scanned once.
+      text += StrCat("  a = f32[4] call(p), to_apply=c", k + 1,
+                     "\n  ROOT b = f32[4] call(a), to_apply=c", k + 1, "\n");
+    }
+    text += "}\n";
+  }
+  text +=
+      "ENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  ROOT y = f32[4] call(x), to_apply=c0\n}\n";
+  return text;
+}
+
+TEST(HasSideEffectDeepTest, SeesEffectsAtAnyDepth) {
+  for (int depth : {1, 3, 40}) {
+    for (bool rng : {false, true}) {
+      std::unique_ptr<Module> m = ParseAndVerify(CallChain(depth, rng));
+      ASSERT_NE(m, nullptr);
+      const Instruction* y = m->entry_computation()->root_instruction();
+      EXPECT_EQ(HasSideEffectDeep(*y), rng) << depth;
+      EXPECT_FALSE(y->HasSideEffect());
+    }
+  }
 }
 
 }  // namespace
