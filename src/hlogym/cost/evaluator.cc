@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "hlogym/cost/trip_count.h"
 #include "hlogym/eval/inputs.h"
 #include "hlogym/eval/interpreter.h"
@@ -189,6 +190,28 @@ bool HasCostAttributes(Opcode op) {
   }
 }
 
+// Mixes in, for each operand that repeats an earlier one, both positions.
+uint64_t MixRepeats(uint64_t h, const InstructionVector& ops) {
+  const size_t n = ops.size();
+  if (n <= 16) {
+    for (size_t i = 1; i < n; ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (ops[j] == ops[i]) {
+          h = Mix(h, i << 32 | j);
+          break;
+        }
+      }
+    }
+    return h;
+  }
+  absl::flat_hash_map<const Instruction*, size_t> first;
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, fresh] = first.try_emplace(ops[i], i);
+    if (!fresh) h = Mix(h, i << 32 | it->second);
+  }
+  return h;
+}
+
 // Everything about one instruction except its called computations.
 uint64_t LocalKey(const Instruction& inst) {
   const Opcode op = inst.opcode();
@@ -221,6 +244,9 @@ uint64_t LocalKey(const Instruction& inst) {
   }
   if (HasCostAttributes(op)) h = MixAttrs(h, inst.attrs());
   if (op == Opcode::kCustomCall) h = MixString(h, inst.backend_config());
+  // Which operands are the same value: a kernel reads a repeated operand
+  // once, so fusion(a, a) costs less than fusion(a, b) of the same shapes.
+  if (n > 1) h = MixRepeats(h, inst.operands());
   return h;
 }
 

@@ -347,6 +347,59 @@ TEST(CostEvaluatorTest, CacheReusesIdenticalAndUnchangedKernels) {
   EXPECT_EQ(fresh->bytes_accessed, third->bytes_accessed);
 }
 
+// The same fusion reading one value twice, or two values of the same
+// shape: the two kernels differ (a repeated operand is read once), so the
+// cache must not hand one's cost to the other, whichever it met first. A
+// key blind to repeats made f-MCTS results depend on the order states were
+// priced in (and so on the number of threads).
+constexpr std::string_view kRepeatedOperand = R"(
+HloModule repeated
+fused {
+  p0 = f32[4096] parameter(0)
+  p1 = f32[4096] parameter(1)
+  ROOT m = f32[4096] multiply(p0, p1)
+}
+ENTRY main {
+  a = f32[4096] parameter(0)
+  b = f32[4096] parameter(1)
+  e = f32[4096] exponential(a)
+  f = f32[4096] exponential(b)
+  ROOT k = f32[4096] fusion(e, OPERAND), kind=kLoop, calls=fused
+}
+)";
+
+std::string Replace(std::string_view text, std::string_view from,
+                    std::string_view to) {
+  const size_t pos = text.find(from);
+  if (pos == std::string_view::npos) return std::string(text);
+  std::string out(text.substr(0, pos));
+  out += to;
+  out += text.substr(pos + from.size());
+  return out;
+}
+
+TEST(CostEvaluatorTest, CacheTellsRepeatedOperandsApart) {
+  auto twice = Parse(Replace(kRepeatedOperand, "OPERAND", "e"));
+  auto two = Parse(Replace(kRepeatedOperand, "OPERAND", "f"));
+  ASSERT_NE(twice, nullptr);
+  ASSERT_NE(two, nullptr);
+  auto key = [](const Module& m) {
+    return H100()->KernelKey(*m.entry_computation()->root_instruction());
+  };
+  EXPECT_NE(key(*twice), key(*two));
+  const double fresh_twice = H100()->Evaluate(*twice)->total_seconds;
+  const double fresh_two = H100()->Evaluate(*two)->total_seconds;
+  for (bool twice_first : {true, false}) {
+    auto ev = H100();
+    const Module& a = twice_first ? *twice : *two;
+    const Module& b = twice_first ? *two : *twice;
+    ASSERT_TRUE(ev->Evaluate(a).ok());
+    absl::StatusOr<EvaluationResult> r = ev->Evaluate(b);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->total_seconds, twice_first ? fresh_two : fresh_twice);
+  }
+}
+
 TEST(CostEvaluatorTest, JsonHasTheDocumentedFields) {
   auto m = Parse(kLoopModule);
   ASSERT_NE(m, nullptr);
