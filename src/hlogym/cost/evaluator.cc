@@ -244,8 +244,9 @@ uint64_t LocalKey(const Instruction& inst) {
   }
   if (HasCostAttributes(op)) h = MixAttrs(h, inst.attrs());
   if (op == Opcode::kCustomCall) h = MixString(h, inst.backend_config());
-  // Which operands are the same value: a kernel reads a repeated operand
-  // once, so fusion(a, a) costs less than fusion(a, b) of the same shapes.
+  // Which operands are the same value: the model prices an operand by the
+  // first position holding it, so fusion(a, a) and fusion(a, b) of the
+  // same shapes can cost differently.
   if (n > 1) h = MixRepeats(h, inst.operands());
   return h;
 }
