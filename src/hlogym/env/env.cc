@@ -376,9 +376,16 @@ absl::StatusOr<double> Env::StopSeconds() {
 uint64_t Env::Hash() const { return DagHash(module()); }
 
 uint64_t Env::StateKey() const {
-  const uint64_t h = Hash();
-  if (runner_ == nullptr) return h;
-  return absl::HashOf(h, runner_->PositionHash(), paused_);
+  if (runner_ == nullptr) return Hash();
+  // A paused state is the module its dry pass started from plus that
+  // pass's candidates: the start's hash, when the runner has it, stands
+  // for the state without hashing the candidates, whose pending bodies
+  // would have to be built for it (and then copied by every fork).
+  if (std::optional<uint64_t> before = runner_->hash_before_pause()) {
+    return absl::HashOf(*before, runner_->PositionHash(), paused_,
+                        std::string_view("before-dry"));
+  }
+  return absl::HashOf(Hash(), runner_->PositionHash(), paused_);
 }
 
 absl::StatusOr<bool> Env::HasEqualOutput(const Module& a, const Module& b,

@@ -143,7 +143,12 @@ class Env {
   uint64_t Hash() const;
   // The DagHash combined with the pipeline position: equal keys mean equal
   // futures. Search agents deduplicate states by it (a module can come
-  // back unchanged at a later pause of the same pipeline).
+  // back unchanged at a later pause of the same pipeline). A state paused
+  // in a decision loop is keyed by the DagHash of the module its dry pass
+  // started from (the loop knows it): the candidates follow from that
+  // module, so they are neither hashed nor built for the key, and modules
+  // equal up to instruction order key alike even where the candidates'
+  // parameter order differs.
   uint64_t StateKey() const;
   // Runs both modules in the interpreter on the same generated inputs
   // (`seed`) and compares every output buffer with the default

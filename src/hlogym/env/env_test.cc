@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_map.h"
 #include "hlogym/env/test_modules.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/passes/pass_test_util.h"
@@ -471,6 +472,61 @@ TEST(Env, PassMemosGiveTheSameWalks) {
     }
   }
   EXPECT_GE(compared, 40);
+}
+
+// The program a paused state stands for: every original kept.
+uint64_t HashOfOriginals(const Env& env) {
+  std::unique_ptr<Env> f = env.Fork();
+  EXPECT_TRUE(f->Apply(std::vector<int64_t>(f->ChoiceCounts().size(), 0)).ok());
+  return HashWithoutMemos(f->module());
+}
+
+// Paused states in a decision loop are keyed by the module their dry pass
+// started from, not by the candidates. Along random walks: a key never
+// stands for two programs (states with one key keep the same originals),
+// reading the module (which builds pending bodies) or forking leaves the
+// key alone, and a step to another program changes it. A key that leaves
+// the module out fails the first check.
+TEST(Env, StateKeysFollowTheProgramBeforeTheDryRun) {
+  const auto modules = MemoWalkModules();
+  std::mt19937_64 rng(13);
+  absl::flat_hash_map<uint64_t, uint64_t> program_of_key;
+  int64_t states = 0, repeats = 0;
+  for (const std::string pipeline : {"general-fusion", "single-fusion"}) {
+    for (const auto& [module_name, text] : modules) {
+      for (int walk = 0; walk < 3; ++walk) {
+        auto env = MakeEnv(text);
+        ASSERT_NE(env, nullptr);
+        ASSERT_TRUE(env->StartPipeline(pipeline).ok()) << pipeline;
+        for (int step = 0; step < 8 && env->paused(); ++step) {
+          const std::string where = pipeline + " on " + module_name +
+                                    ", walk " + std::to_string(walk) +
+                                    ", step " + std::to_string(step);
+          const uint64_t key = env->StateKey();
+          EXPECT_EQ(env->Fork()->StateKey(), key) << where;
+          const uint64_t program = HashOfOriginals(*env);
+          (void)env->module();  // builds every pending body
+          EXPECT_EQ(env->StateKey(), key) << where;
+          auto [it, inserted] = program_of_key.try_emplace(key, program);
+          if (!inserted) {
+            ++repeats;
+            EXPECT_EQ(it->second, program) << where;
+          }
+          ++states;
+          std::vector<int64_t> d = env->ChoiceCounts();
+          for (int64_t& c : d) c = static_cast<int64_t>(rng() % c);
+          auto next = env->Fork();
+          ASSERT_TRUE(next->Step(d).ok()) << where;
+          if (next->paused() && HashOfOriginals(*next) != program) {
+            EXPECT_NE(next->StateKey(), key) << where;
+          }
+          env = std::move(next);
+        }
+      }
+    }
+  }
+  EXPECT_GE(states, 60);
+  EXPECT_GT(repeats, 0);  // walks met again: the first check ran
 }
 
 // A pass made dry inside xla-gpu pauses at each of its runs: keeping every

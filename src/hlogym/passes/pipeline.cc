@@ -296,6 +296,7 @@ absl::StatusOr<PipelineRunner::State> PipelineRunner::Run() {
         }
         if (last_augment_.alternatives > 0) {
           paused_ = true;
+          hash_before_pause_ = known_hash;
           paused_at_ = std::string(e.pass->name());
           return State::kPaused;
         }

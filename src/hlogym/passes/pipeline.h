@@ -130,6 +130,15 @@ class PipelineRunner {
   // and its change flags (not the iteration counts). Two runs over equal
   // modules with equal positions go on alike (up to the iteration caps).
   uint64_t PositionHash() const;
+  // While paused: the DagHash of the module just before the dry pass that
+  // paused the run, when the run knew it without hashing (decision loops
+  // hash at each iteration's start); nullopt otherwise. The paused module
+  // is that module plus the pass's candidates, so together with
+  // PositionHash() it identifies the paused state without hashing the
+  // candidates (or building their pending bodies).
+  std::optional<uint64_t> hash_before_pause() const {
+    return paused_ ? hash_before_pause_ : std::nullopt;
+  }
 
  private:
   struct Frame {
@@ -153,6 +162,7 @@ class PipelineRunner {
   bool started_ = false;
   bool paused_ = false;
   uint64_t hash_before_dry_ = 0;
+  std::optional<uint64_t> hash_before_pause_;
   bool decisions_reported_ = false;
   std::optional<bool> reported_change_;
   std::string paused_at_;
