@@ -159,20 +159,32 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
 // body is built from its members and pruning may remove them (a consumer
 // fused into its own user dies once that fusion is taken). Later pruning of
 // fusion parameters can only remove more, so no pending body survives.
-absl::Status BuildSurvivingBodies(std::span<Instruction* const> nodes,
-                                  const std::vector<Instruction*>& pending) {
-  absl::flat_hash_map<const Instruction*, int64_t> users_left;
-  absl::flat_hash_set<const Instruction*> dead;
-  auto left = [&](const Instruction* i) -> int64_t& {
-    return users_left.try_emplace(i, i->user_count()).first->second;
+// The walk keeps its counts in the scratch slots of `touched` (the
+// computations holding the nodes and the pending fusions; operands in
+// other computations are not followed): a dry run over a whole graph puts
+// most of it in the cone, where hash maps cost more than the walk.
+absl::Status BuildSurvivingBodies(
+    std::span<Instruction* const> nodes,
+    const std::vector<Instruction*>& pending,
+    const absl::flat_hash_set<Computation*>& touched) {
+  // scratch: kUnseen, kDead, or the users not yet removed.
+  constexpr int64_t kUnseen = -1, kDead = -2;
+  for (Computation* c : touched) {
+    c->ForEachInstruction([](Instruction* i) { i->scratch = kUnseen; });
+  }
+  auto left = [](Instruction* i) -> int64_t& {
+    if (i->scratch == kUnseen) i->scratch = i->user_count();
+    return i->scratch;
   };
   std::vector<Instruction*> stack(nodes.begin(), nodes.end());
   absl::InlinedVector<Instruction*, 4> ops;
   while (!stack.empty()) {
     Instruction* i = stack.back();
     stack.pop_back();
-    if (dead.contains(i) || left(i) != 0 || !RemovableWhenUnused(i)) continue;
-    dead.insert(i);
+    if (i->scratch == kDead || left(i) != 0 || !RemovableWhenUnused(i)) {
+      continue;
+    }
+    i->scratch = kDead;
     // Removing `i` takes it off each distinct operand's user list once.
     ops.assign(i->operands().begin(), i->operands().end());
     std::sort(ops.begin(), ops.end());
@@ -183,8 +195,14 @@ absl::Status BuildSurvivingBodies(std::span<Instruction* const> nodes,
       stack.push_back(op);
     }
   }
+  // Decided before building: building clones members, which may use the
+  // scratch slots.
+  std::vector<Instruction*> survivors;
   for (Instruction* f : pending) {
-    if (!dead.contains(f)) HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
+    if (f->scratch != kDead) survivors.push_back(f);
+  }
+  for (Instruction* f : survivors) {
+    HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
   }
   return absl::OkStatus();
 }
@@ -323,7 +341,7 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
     if (decisions[j] != 0) ++stats.non_original;
   }
   if (!pending.empty()) {
-    HLOGYM_RETURN_IF_ERROR(BuildSurvivingBodies(nodes, pending));
+    HLOGYM_RETURN_IF_ERROR(BuildSurvivingBodies(nodes, pending, touched));
   }
   HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
   if (!pending.empty()) {
