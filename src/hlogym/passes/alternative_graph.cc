@@ -163,10 +163,13 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
 // computations holding the nodes and the pending fusions; operands in
 // other computations are not followed): a dry run over a whole graph puts
 // most of it in the cone, where hash maps cost more than the walk.
+// `cone` receives the dead cone in an order RemoveInstruction accepts
+// (users first), so pruning need not walk it again.
 absl::Status BuildSurvivingBodies(
     std::span<Instruction* const> nodes,
     const std::vector<Instruction*>& pending,
-    const absl::flat_hash_set<Computation*>& touched) {
+    const absl::flat_hash_set<Computation*>& touched,
+    std::vector<Instruction*>* cone) {
   // scratch: kUnseen, kDead, or the users not yet removed.
   constexpr int64_t kUnseen = -1, kDead = -2;
   for (Computation* c : touched) {
@@ -185,6 +188,7 @@ absl::Status BuildSurvivingBodies(
       continue;
     }
     i->scratch = kDead;
+    cone->push_back(i);
     // Removing `i` takes it off each distinct operand's user list once.
     ops.assign(i->operands().begin(), i->operands().end());
     std::sort(ops.begin(), ops.end());
@@ -221,6 +225,46 @@ bool HasUnusedFusionParameters(const Module& module) {
   return false;
 }
 
+namespace {
+
+// PruneAfterApply once the dead cone of the decisions is gone (`gone`
+// holds what was removed): unused fusion parameters, then computations no
+// longer reachable. `before`: the computations reachable before.
+absl::Status PruneRest(Module* module,
+                       const absl::flat_hash_set<const Computation*>& before,
+                       absl::flat_hash_set<Instruction*>& gone,
+                       ApplyStats* stats) {
+  HLOGYM_RETURN_IF_ERROR(PruneFusionParameters(module, stats, gone));
+  // Computations that were reachable before and no longer are; one that
+  // something unreachable still calls (dead code the input already had)
+  // stays.
+  absl::flat_hash_set<const Computation*> now = Reachable(*module);
+  absl::flat_hash_set<const Computation*> dropped;
+  for (const Computation* c : before) {
+    if (!now.contains(c)) dropped.insert(c);
+  }
+  // Only computations no longer reachable can call one in `dropped`.
+  stats->removed_computations += module->RemoveComputationsIfUncalled(
+      dropped, [&](const Computation* c) { return !now.contains(c); });
+  return absl::OkStatus();
+}
+
+// PruneAfterApply with the dead cone already worked out (users first).
+absl::Status PruneCone(Module* module, std::span<Instruction* const> cone,
+                       ApplyStats* stats) {
+  absl::flat_hash_set<const Computation*> before = Reachable(*module);
+  for (Instruction* i : cone) {
+    HLOGYM_RETURN_IF_ERROR(i->parent()->RemoveInstruction(i));
+  }
+  stats->removed_instructions += static_cast<int64_t>(cone.size());
+  // Fusion parameter pruning removes more cones; those it tracks itself
+  // (the pointers above are freed and never compared again).
+  absl::flat_hash_set<Instruction*> gone;
+  return PruneRest(module, before, gone, stats);
+}
+
+}  // namespace
+
 absl::Status PruneAfterApply(Module* module,
                              std::span<Instruction* const> roots,
                              ApplyStats* stats) {
@@ -230,19 +274,7 @@ absl::Status PruneAfterApply(Module* module,
     HLOGYM_RETURN_IF_ERROR(
         RemoveDeadCone(r, &stats->removed_instructions, removed));
   }
-  HLOGYM_RETURN_IF_ERROR(PruneFusionParameters(module, stats, removed));
-  // Computations that were reachable before and no longer are; one that
-  // something unreachable still calls (dead code the input already had)
-  // stays.
-  absl::flat_hash_set<const Computation*> now = Reachable(*module);
-  absl::flat_hash_set<const Computation*> gone;
-  for (const Computation* c : before) {
-    if (!now.contains(c)) gone.insert(c);
-  }
-  // Only computations no longer reachable can call one in `gone`.
-  stats->removed_computations += module->RemoveComputationsIfUncalled(
-      gone, [&](const Computation* c) { return !now.contains(c); });
-  return absl::OkStatus();
+  return PruneRest(module, before, removed, stats);
 }
 
 namespace {
@@ -341,9 +373,13 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
     if (decisions[j] != 0) ++stats.non_original;
   }
   if (!pending.empty()) {
-    HLOGYM_RETURN_IF_ERROR(BuildSurvivingBodies(nodes, pending, touched));
+    std::vector<Instruction*> cone;
+    HLOGYM_RETURN_IF_ERROR(
+        BuildSurvivingBodies(nodes, pending, touched, &cone));
+    HLOGYM_RETURN_IF_ERROR(PruneCone(module, cone, &stats));
+  } else {
+    HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
   }
-  HLOGYM_RETURN_IF_ERROR(PruneAfterApply(module, nodes, &stats));
   if (!pending.empty()) {
     // A touched computation may itself be gone (a replaced while's body):
     // only live ones are read.
