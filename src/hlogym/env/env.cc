@@ -360,17 +360,20 @@ absl::StatusOr<double> Env::StopSeconds() {
   // Keep every original from here on: each later pause is decided the same
   // way, and the pipeline runs its remaining passes (horizontal fusion,
   // clean-ups), so paused and finished states are priced alike.
-  std::unique_ptr<Env> end = Clone(/*share_evaluator=*/true);
-  for (int64_t guard = 0; end->paused_; ++guard) {
+  return Clone(/*share_evaluator=*/true)->StopInPlace();
+}
+
+absl::StatusOr<double> Env::StopInPlace() {
+  for (int64_t guard = 0; paused_; ++guard) {
     if (guard >= 1000) {
       return absl::InternalError(
           StrCat("pipeline '", pipeline_name_,
                  "' keeps pausing when every original is kept"));
     }
-    std::vector<int64_t> zeros(end->ChoiceCounts().size(), 0);
-    HLOGYM_RETURN_IF_ERROR(end->Step(zeros).status());
+    std::vector<int64_t> zeros(ChoiceCounts().size(), 0);
+    HLOGYM_RETURN_IF_ERROR(Step(zeros).status());
   }
-  return end->Seconds();
+  return Seconds();
 }
 
 uint64_t Env::Hash() const { return DagHash(module()); }

@@ -139,6 +139,9 @@ class Env {
   // compare, since a finished state has had those passes too. Equals
   // Seconds() when not paused.
   absl::StatusOr<double> StopSeconds();
+  // StopSeconds() worked out on this environment itself, which is left
+  // where that state ends (done): for a fork made only to be priced.
+  absl::StatusOr<double> StopInPlace();
   // The DagHash of the module.
   uint64_t Hash() const;
   // The DagHash combined with the pipeline position: equal keys mean equal

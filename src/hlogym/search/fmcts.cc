@@ -94,14 +94,19 @@ absl::StatusOr<std::unique_ptr<FmctsTree>> FmctsTree::Create(const Env& start) {
 }
 
 absl::StatusOr<FmctsNode*> FmctsTree::Add(std::unique_ptr<Env> env,
-                                          uint64_t hash) {
+                                          uint64_t hash, bool price) {
   auto node = std::make_unique<FmctsNode>();
   node->hash = hash;
   node->done = env->done();
-  ++evaluations_;
-  // Paused states are priced by where they end if every remaining node
-  // keeps its original, like the finished states they are compared with.
-  HLOGYM_ASSIGN_OR_RETURN(node->seconds, env->StopSeconds());
+  if (price || node->done) {
+    ++evaluations_;
+    // Paused states are priced by where they end if every remaining node
+    // keeps its original, like the finished states they are compared with.
+    HLOGYM_ASSIGN_OR_RETURN(node->seconds, env->StopSeconds());
+  } else {
+    node->priced = false;
+    node->seconds = std::numeric_limits<double>::quiet_NaN();
+  }
   if (node->done) {
     node->expanded = true;  // a terminal state never expands
   } else {
@@ -133,8 +138,21 @@ FmctsNode* FmctsTree::Find(uint64_t hash, bool done) const {
   return it == table_.end() ? nullptr : it->second;
 }
 
-absl::StatusOr<FmctsEdge> FmctsTree::Child(
-    FmctsNode* parent, const std::vector<int64_t>& decision) {
+void FmctsTree::SetSeconds(FmctsNode* node, double seconds) {
+  ++evaluations_;
+  node->seconds = seconds;
+  node->priced = true;
+  FmctsNode* parent = node->origin;
+  if (parent == nullptr) return;
+  auto it = parent->children.find(node->origin_decision);
+  if (it != parent->children.end() && it->second.child == node) {
+    it->second.reward = (parent->seconds - seconds) / Scale();
+  }
+}
+
+absl::StatusOr<FmctsEdge> FmctsTree::Child(FmctsNode* parent,
+                                           const std::vector<int64_t>& decision,
+                                           bool defer_pricing) {
   auto it = parent->children.find(decision);
   if (it != parent->children.end()) return it->second;
   if (parent->done) {
@@ -148,16 +166,19 @@ absl::StatusOr<FmctsEdge> FmctsTree::Child(
   if (child != nullptr) {
     ++merged_edges_;
   } else {
-    HLOGYM_ASSIGN_OR_RETURN(child, Add(std::move(env), hash));
+    HLOGYM_ASSIGN_OR_RETURN(child, Add(std::move(env), hash, !defer_pricing));
     child->origin = parent;
     child->origin_decision = decision;
+  }
+  if (!child->priced && child->origin != parent) {
+    // Only the edge that added an unpriced node may wait for its price.
+    return absl::InternalError("f-MCTS: an unpriced state was reached again");
   }
   if (std::find(child->parents.begin(), child->parents.end(), parent) ==
       child->parents.end()) {
     child->parents.push_back(parent);
   }
-  const double scale = start_seconds_ > 0 ? start_seconds_ : 1.0;
-  FmctsEdge edge{child, (parent->seconds - child->seconds) / scale};
+  FmctsEdge edge{child, (parent->seconds - child->seconds) / Scale()};
   parent->children.emplace(decision, edge);
   return edge;
 }
@@ -318,8 +339,10 @@ class FmctsSearch {
   // it touches nothing shared but the time limit.
   struct RolloutResult {
     absl::Status status;
-    double value = 0;
     double end_seconds = 0;
+    // The seconds the value is worked out from once the leaf is priced
+    // (see RolloutReturn): every step's with a discount, else the end's.
+    std::vector<double> seconds;
     int64_t steps = 0;
     int64_t evaluations = 0;
     std::vector<std::vector<int64_t>> decisions;
@@ -330,9 +353,14 @@ class FmctsSearch {
     // either way).
     bool end_unsure = false;
   };
-  RolloutResult Rollout(std::unique_ptr<Env> env, double leaf_seconds,
-                        uint64_t seed);
-  absl::StatusOr<double> RolloutValue(const FmctsNode& leaf);
+  RolloutResult Rollout(std::unique_ptr<Env> env, uint64_t seed);
+  // A rollout's discounted sum of rewards from a leaf of `leaf_seconds`.
+  double RolloutReturn(const RolloutResult& r, double leaf_seconds) const;
+  // The mean of the leaf's rollouts; prices the leaf beside them when it
+  // is unpriced.
+  absl::StatusOr<double> RolloutValue(FmctsNode& leaf);
+  // Prices an unpriced node here (one StopSeconds()).
+  absl::Status Price(FmctsNode* n);
   void Backup(double leaf_value);
   void RecordNode(const FmctsNode* n);
   absl::Status CompleteWithPickFirst(const FmctsNode& from);
@@ -457,12 +485,10 @@ absl::Status FmctsSearch::ApplyPrior(FmctsNode* n, double* value) {
 }
 
 FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
-                                                double leaf_seconds,
                                                 uint64_t seed) {
   RolloutResult r;
   std::mt19937_64 rng(seed);
   const bool discounted = o_.mcts_gamma != 1.0;
-  double discount = 1, prev = leaf_seconds;
   auto fail = [&](absl::Status st) {
     r.status = std::move(st);
     return std::move(r);
@@ -491,10 +517,9 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
     ++r.steps;
     if (discounted) {
       ++r.evaluations;
-      r.value += discount * (prev - *s) / Scale();
-      discount *= o_.mcts_gamma;
+      r.seconds.push_back(*s);
     }
-    if (discounted || stopped) prev = *s;
+    if (discounted || stopped) r.end_seconds = *s;
   }
   if (r.decisions.empty()) return r;
   if (!discounted) {
@@ -503,33 +528,57 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
     if (!stopped) {
       absl::StatusOr<double> s = env->StopSeconds();
       if (!s.ok()) return fail(s.status());
-      prev = *s;
+      r.end_seconds = *s;
     }
-    r.value = (leaf_seconds - prev) / Scale();
+    r.seconds.push_back(r.end_seconds);
   }
-  r.end_seconds = prev;
   r.env = std::move(env);
   return r;
 }
 
-absl::StatusOr<double> FmctsSearch::RolloutValue(const FmctsNode& leaf) {
+double FmctsSearch::RolloutReturn(const RolloutResult& r,
+                                  double leaf_seconds) const {
+  if (r.seconds.empty()) return 0;  // no step taken
+  if (o_.mcts_gamma == 1.0) return (leaf_seconds - r.seconds[0]) / Scale();
+  double value = 0, discount = 1, prev = leaf_seconds;
+  for (double s : r.seconds) {
+    value += discount * (prev - s) / Scale();
+    discount *= o_.mcts_gamma;
+    prev = s;
+  }
+  return value;
+}
+
+absl::Status FmctsSearch::Price(FmctsNode* n) {
+  if (n->priced) return absl::OkStatus();
+  HLOGYM_ASSIGN_OR_RETURN(double seconds, n->env->StopSeconds());
+  tree_->SetSeconds(n, seconds);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> FmctsSearch::RolloutValue(FmctsNode& leaf) {
   // Seeds are drawn here, in order, so the result does not depend on the
   // number of threads. The threads take rollouts in turn as they finish,
   // which balances rollouts of different lengths, and each forks the leaf
   // for its own rollout: a worker's fork uses that worker's pipeline
   // instance and evaluator (thread 0 is this one, sharing the tree's).
   // Forks take turns (forking writes scratch fields of the leaf), but
-  // overlap the other thread's rollout.
+  // overlap the other thread's rollout. An unpriced leaf is priced by one
+  // more job, taken last: it fills the time a thread would otherwise wait
+  // for the other's last rollout. Rewards are worked out once it is known.
   const int64_t count = TimeUp() ? 1 : o_.mcts_rollouts;
-  const int64_t threads = std::min<int64_t>(threads_, count);
+  const int64_t jobs = count + (leaf.priced ? 0 : 1);
+  const int64_t threads = std::min<int64_t>(threads_, jobs);
   std::vector<uint64_t> seeds(count);
   for (int64_t i = 0; i < count; ++i) seeds[i] = rng_();
   std::vector<RolloutResult> results(count);
+  absl::StatusOr<double> leaf_seconds = leaf.seconds;
   std::atomic<int64_t> next = 0;
   std::mutex fork_mu;
   auto work = [&](int64_t t) {
-    for (int64_t i = next++; i < count; i = next++) {
+    for (int64_t i = next++; i < jobs; i = next++) {
       std::unique_ptr<Env> env;
+      absl::Status forked;
       {
         std::lock_guard<std::mutex> lock(fork_mu);
         if (t == 0) {
@@ -539,21 +588,28 @@ absl::StatusOr<double> FmctsSearch::RolloutValue(const FmctsNode& leaf) {
                    e.ok()) {
           env = *std::move(e);
         } else {
-          results[i].status = e.status();
-          continue;
+          forked = e.status();
         }
       }
-      results[i] = Rollout(std::move(env), leaf.seconds, seeds[i]);
+      if (i == count) {
+        leaf_seconds = forked.ok() ? env->StopInPlace() : forked;
+      } else if (!forked.ok()) {
+        results[i].status = forked;
+      } else {
+        results[i] = Rollout(std::move(env), seeds[i]);
+      }
     }
   };
   pool_->Run(threads, work);
+  HLOGYM_RETURN_IF_ERROR(leaf_seconds.status());
+  if (!leaf.priced) tree_->SetSeconds(&leaf, *leaf_seconds);
   double sum = 0;
   for (RolloutResult& r : results) {
     HLOGYM_RETURN_IF_ERROR(r.status);
     ++stats_->rollouts;
     stats_->rollout_steps += r.steps;
     tree_->add_evaluations(r.evaluations);
-    sum += r.value;
+    sum += RolloutReturn(r, leaf.seconds);
     if (r.env == nullptr || !r.env->done()) continue;
     if (!r.end_unsure) {
       RecordEnd(r.end_seconds, &leaf, &r.decisions, *r.env);
@@ -577,9 +633,12 @@ absl::StatusOr<double> FmctsSearch::Expand(FmctsNode* n) {
   if (n->done) return 0.0;
   double value = 0;
   if (o_.prior) {
+    HLOGYM_RETURN_IF_ERROR(Price(n));
     HLOGYM_RETURN_IF_ERROR(ApplyPrior(n, &value));
   } else if (o_.mcts_rollouts > 0) {
     HLOGYM_ASSIGN_OR_RETURN(value, RolloutValue(*n));
+  } else {
+    HLOGYM_RETURN_IF_ERROR(Price(n));
   }
   n->value = value;
   return value;
@@ -608,10 +667,17 @@ absl::Status FmctsSearch::Simulate() {
     if (node->done) break;  // worth 0
     if (!node->expanded) {
       HLOGYM_ASSIGN_OR_RETURN(leaf, Expand(node));
+      // A leaf added by this simulation was priced by Expand: the reward
+      // of the step into it is known now.
+      if (!path_.empty() && std::isnan(path_.back().reward)) {
+        path_.back().reward =
+            (path_.back().node->seconds - node->seconds) / Scale();
+      }
       break;
     }
     std::vector<int64_t> d = Select(*node);
-    HLOGYM_ASSIGN_OR_RETURN(FmctsEdge e, tree_->Child(node, d));
+    HLOGYM_ASSIGN_OR_RETURN(FmctsEdge e,
+                            tree_->Child(node, d, /*defer_pricing=*/true));
     path_.push_back({node, std::move(d), e.reward});
     RecordNode(e.child);
     // A state already on this path closes a cycle: stop there.

@@ -126,6 +126,10 @@ struct FmctsNode {
   uint64_t hash = 0;
   bool done = false;
   double seconds = 0;  // T(G), modelled seconds
+  // False while T(G) is still to be worked out (FmctsTree::Child with
+  // deferred pricing): `seconds` and the reward of the edge from `origin`
+  // are not set yet.
+  bool priced = true;
   // Factorized statistics, flattened: node j's choices are
   // [offsets[j], offsets[j + 1]).
   std::vector<int64_t> choice_counts;
@@ -164,8 +168,15 @@ class FmctsTree {
   // The child of `parent` by joint decision `decision`: an existing edge,
   // else the state after stepping a fork of the parent, merged with an
   // existing node of the same DagHash (a new parent) or added.
+  // With `defer_pricing`, a new paused state is added unpriced (its
+  // seconds and the edge's reward wait for SetSeconds): the search prices
+  // it beside the leaf's rollouts, on another thread.
   absl::StatusOr<FmctsEdge> Child(FmctsNode* parent,
-                                  const std::vector<int64_t>& decision);
+                                  const std::vector<int64_t>& decision,
+                                  bool defer_pricing = false);
+  // Prices a node added unpriced (one evaluation) and sets the reward of
+  // the edge that added it.
+  void SetSeconds(FmctsNode* node, double seconds);
   // The decisions from the start to `node` along its origin chain.
   static std::vector<std::vector<int64_t>> Trajectory(const FmctsNode* node);
   // The node of a state, nullptr when it is not in the table.
@@ -179,7 +190,9 @@ class FmctsTree {
 
  private:
   FmctsTree() = default;
-  absl::StatusOr<FmctsNode*> Add(std::unique_ptr<Env> env, uint64_t hash);
+  absl::StatusOr<FmctsNode*> Add(std::unique_ptr<Env> env, uint64_t hash,
+                                 bool price = true);
+  double Scale() const { return start_seconds_ > 0 ? start_seconds_ : 1.0; }
 
   std::vector<std::unique_ptr<FmctsNode>> nodes_;
   absl::flat_hash_map<std::pair<uint64_t, bool>, FmctsNode*> table_;

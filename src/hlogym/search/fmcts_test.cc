@@ -270,6 +270,43 @@ TEST(FmctsTree, DeduplicatesStatesByDagHash) {
   EXPECT_EQ(t.evaluations(), evals);
 }
 
+// A child added unpriced waits for SetSeconds: then it has the seconds
+// StopSeconds() gives, its edge the reward, and the tree one evaluation
+// more. Done states are priced at once.
+TEST(FmctsTree, DeferredPricingSetsTheEdgeLater) {
+  std::unique_ptr<Env> start = Start(kBroadcast);
+  ASSERT_NE(start, nullptr);
+  absl::StatusOr<std::unique_ptr<FmctsTree>> tree = FmctsTree::Create(*start);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  FmctsTree& t = **tree;
+  FmctsNode* root = t.root();
+  const int64_t evals = t.evaluations();
+  absl::StatusOr<FmctsEdge> e =
+      t.Child(root, {0, 0, 0, 1}, /*defer_pricing=*/true);
+  ASSERT_TRUE(e.ok()) << e.status();
+  FmctsNode* m = e->child;
+  ASSERT_FALSE(m->done);
+  EXPECT_FALSE(m->priced);
+  EXPECT_TRUE(std::isnan(e->reward));
+  EXPECT_EQ(t.evaluations(), evals);
+  absl::StatusOr<double> seconds = m->env->StopSeconds();
+  ASSERT_TRUE(seconds.ok());
+  t.SetSeconds(m, *seconds);
+  EXPECT_TRUE(m->priced);
+  EXPECT_EQ(m->seconds, *seconds);
+  EXPECT_EQ(t.evaluations(), evals + 1);
+  EXPECT_DOUBLE_EQ(root->children.at({0, 0, 0, 1}).reward,
+                   (root->seconds - *seconds) / t.start_seconds());
+  // A done child is priced however it is asked for.
+  absl::StatusOr<FmctsEdge> end =
+      t.Child(root, {0, 0, 1, 1}, /*defer_pricing=*/true);
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->child->done);
+  EXPECT_TRUE(end->child->priced);
+  EXPECT_DOUBLE_EQ(end->reward,
+                   (root->seconds - end->child->seconds) / t.start_seconds());
+}
+
 // ---- The agent.
 
 TEST(Fmcts, NeverWorseThanPickFirst) {
@@ -319,34 +356,38 @@ TEST(Fmcts, SameSeedSameResult) {
   EXPECT_EQ(ra2->best_seconds, ra->best_seconds);
 }
 
+// Also with discounted returns, which add up every rollout step's price
+// once the leaf, priced beside the rollouts on any thread, is known.
 TEST(Fmcts, ThreadCountDoesNotChangeTheResult) {
-  for (std::string_view text : {kChain, kReduce, kBroadcast}) {
-    std::unique_ptr<Env> start = Start(text);
-    ASSERT_NE(start, nullptr);
-    std::vector<SearchResult> results;
-    std::vector<FmctsStats> stats;
-    for (int64_t threads : {1, 2, 3}) {
-      AgentOptions o;
-      o.seed = 11;
-      o.budget = 40;
-      o.threads = threads;
-      FmctsAgent agent(o);
-      absl::StatusOr<SearchResult> r = agent.Search(*start);
-      ASSERT_TRUE(r.ok()) << r.status();
-      results.push_back(std::move(r).value());
-      stats.push_back(agent.stats());
+  for (std::string_view text : {kChain, kReduce, kBroadcast})
+    for (double gamma : {1.0, 0.9}) {
+      std::unique_ptr<Env> start = Start(text);
+      ASSERT_NE(start, nullptr);
+      std::vector<SearchResult> results;
+      std::vector<FmctsStats> stats;
+      for (int64_t threads : {1, 2, 3}) {
+        AgentOptions o;
+        o.seed = 11;
+        o.budget = 40;
+        o.threads = threads;
+        o.mcts_gamma = gamma;
+        FmctsAgent agent(o);
+        absl::StatusOr<SearchResult> r = agent.Search(*start);
+        ASSERT_TRUE(r.ok()) << r.status();
+        results.push_back(std::move(r).value());
+        stats.push_back(agent.stats());
+      }
+      for (size_t i = 1; i < results.size(); ++i) {
+        EXPECT_EQ(results[i].trajectory, results[0].trajectory);
+        EXPECT_EQ(results[i].best_seconds, results[0].best_seconds);
+        EXPECT_EQ(results[i].evaluations, results[0].evaluations);
+        EXPECT_EQ(results[i].states_visited, results[0].states_visited);
+        EXPECT_EQ(results[i].best->Hash(), results[0].best->Hash());
+        EXPECT_EQ(stats[i].rollouts, stats[0].rollouts);
+        EXPECT_EQ(stats[i].rollout_steps, stats[0].rollout_steps);
+      }
+      EXPECT_GT(stats[0].rollout_steps, 0);
     }
-    for (size_t i = 1; i < results.size(); ++i) {
-      EXPECT_EQ(results[i].trajectory, results[0].trajectory);
-      EXPECT_EQ(results[i].best_seconds, results[0].best_seconds);
-      EXPECT_EQ(results[i].evaluations, results[0].evaluations);
-      EXPECT_EQ(results[i].states_visited, results[0].states_visited);
-      EXPECT_EQ(results[i].best->Hash(), results[0].best->Hash());
-      EXPECT_EQ(stats[i].rollouts, stats[0].rollouts);
-      EXPECT_EQ(stats[i].rollout_steps, stats[0].rollout_steps);
-    }
-    EXPECT_GT(stats[0].rollout_steps, 0);
-  }
   AgentOptions bad;
   bad.threads = -1;
   std::unique_ptr<Env> start = Start(kChain);
