@@ -340,8 +340,8 @@ class FmctsSearch {
   struct RolloutResult {
     absl::Status status;
     double end_seconds = 0;
-    // The seconds the value is worked out from once the leaf is priced
-    // (see RolloutReturn): every step's with a discount, else the end's.
+    // With a discount, every step's seconds: the return is worked out
+    // from them once the leaf is priced (see RolloutReturn).
     std::vector<double> seconds;
     int64_t steps = 0;
     int64_t evaluations = 0;
@@ -530,7 +530,6 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
       if (!s.ok()) return fail(s.status());
       r.end_seconds = *s;
     }
-    r.seconds.push_back(r.end_seconds);
   }
   r.env = std::move(env);
   return r;
@@ -538,8 +537,9 @@ FmctsSearch::RolloutResult FmctsSearch::Rollout(std::unique_ptr<Env> env,
 
 double FmctsSearch::RolloutReturn(const RolloutResult& r,
                                   double leaf_seconds) const {
-  if (r.seconds.empty()) return 0;  // no step taken
-  if (o_.mcts_gamma == 1.0) return (leaf_seconds - r.seconds[0]) / Scale();
+  if (r.decisions.empty()) return 0;  // no step taken
+  // Without a discount the rewards telescope.
+  if (o_.mcts_gamma == 1.0) return (leaf_seconds - r.end_seconds) / Scale();
   double value = 0, discount = 1, prev = leaf_seconds;
   for (double s : r.seconds) {
     value += discount * (prev - s) / Scale();
@@ -667,11 +667,11 @@ absl::Status FmctsSearch::Simulate() {
     if (node->done) break;  // worth 0
     if (!node->expanded) {
       HLOGYM_ASSIGN_OR_RETURN(leaf, Expand(node));
-      // A leaf added by this simulation was priced by Expand: the reward
-      // of the step into it is known now.
-      if (!path_.empty() && std::isnan(path_.back().reward)) {
-        path_.back().reward =
-            (path_.back().node->seconds - node->seconds) / Scale();
+      // A leaf added by this simulation was priced by Expand, which set
+      // the reward of the step into it.
+      if (!path_.empty()) {
+        const PathStep& s = path_.back();
+        path_.back().reward = s.node->children.at(s.decision).reward;
       }
       break;
     }
