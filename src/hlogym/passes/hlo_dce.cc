@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/passes/builders.h"
@@ -186,11 +188,56 @@ absl::StatusOr<bool> RemoveDeadInstructions(
   return true;
 }
 
+// Moves `inst` to the end of its computation with a new unique id, and to
+// the end of its operands' user lists, as if it had just been added.
+absl::Status MoveToEnd(Instruction* inst) {
+  Computation* c = inst->parent();
+  const bool root = c->root_instruction() == inst;
+  const InstructionVector operands = inst->operands();
+  inst->DetachOperands();
+  for (Instruction* o : operands) inst->AppendOperand(o);
+  HLOGYM_ASSIGN_OR_RETURN(std::unique_ptr<Instruction> owned,
+                          c->ReleaseInstruction(inst));
+  owned->set_unique_id(-1);
+  c->AddInstruction(std::move(owned));
+  if (root) c->set_root_instruction(inst);
+  return absl::OkStatus();
+}
+
+// How many instructions call each computation, counted on first use.
+// Removing instructions only lowers counts, so a count of one stays true
+// until Forget(); copying a body (which adds calls to its callees' callees)
+// must forget them.
+class CallCounts {
+ public:
+  explicit CallCounts(const Module* module) : module_(module) {}
+  bool IsSoleCaller(const Computation* callee) {
+    if (!counts_) {
+      counts_.emplace();
+      for (const auto& c : module_->computations()) {
+        c->ForEachInstruction([&](const Instruction* i) {
+          for (const Computation* k : i->called_computations()) ++(*counts_)[k];
+        });
+      }
+    }
+    auto it = counts_->find(callee);
+    return it != counts_->end() && it->second == 1;
+  }
+  void Forget() { counts_.reset(); }
+
+ private:
+  const Module* module_;
+  std::optional<absl::flat_hash_map<const Computation*, int64_t>> counts_;
+};
+
 // A multi-output fusion whose outputs are read only by get-tuple-elements
-// is rebuilt without the outputs nobody reads.
+// loses the outputs nobody reads. When it is the only caller of its fused
+// computation (as fusion passes leave every fusion), the body and the
+// fusion change in place: nothing is copied or renamed. Otherwise the
+// fusion is rebuilt on a trimmed copy of the body.
 absl::StatusOr<bool> RemoveDeadFusionOutputs(
-    Instruction* fusion, Rewriter& rw,
-    absl::FunctionRef<void()> before_change) {
+    Instruction* fusion, Rewriter& rw, absl::FunctionRef<void()> before_change,
+    CallCounts& calls) {
   Computation* c = fusion->parent();
   if (fusion->opcode() != Opcode::kFusion || !fusion->shape().IsTuple() ||
       fusion->fusion_kind() == FusionKind::kCustom ||
@@ -208,28 +255,75 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
       root->operand_count() != n) {
     return false;
   }
-  std::vector<bool> used(n, false);
+  // Every DCE run looks at every multi-output fusion, and most keep all
+  // their outputs: nothing is allocated until one is found unused.
+  absl::InlinedVector<bool, 16> used(n, false);
+  int64_t kept = 0;
   for (const Instruction* u : fusion->users()) {
     if (u->opcode() != Opcode::kGetTupleElement || HasControlEdges(u) ||
         u->tuple_index() < 0 || u->tuple_index() >= n) {
       return false;
     }
+    if (!used[u->tuple_index()]) ++kept;
     used[u->tuple_index()] = true;
   }
-  std::vector<int64_t> new_index(n, -1);
+  if (kept == n) return false;
+  absl::InlinedVector<int64_t, 16> new_index(n, -1);
   std::vector<Shape> fusion_shapes, root_shapes;
-  int64_t kept = 0;
+  fusion_shapes.reserve(kept);
+  root_shapes.reserve(kept);
+  kept = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (!used[i]) continue;
     new_index[i] = kept++;
     fusion_shapes.push_back(fusion->shape().tuple_shapes(i));
     root_shapes.push_back(root->shape().tuple_shapes(i));
   }
-  if (kept == n) return false;
-  before_change();
+  Module* module = c->parent();
+
+  if (calls.IsSoleCaller(fc)) {
+    Computation* body = fusion->fused_computation();
+    // Only a body instruction that calls a computation can leave one
+    // uncalled when it goes.
+    bool calls_any = false;
+    body->ForEachInstruction([&](const Instruction* i) {
+      calls_any = calls_any || !i->called_computations().empty();
+    });
+    if (calls_any) before_change();
+    Instruction* body_root = body->root_instruction();
+    if (body_root->user_count() == 0) {
+      for (int64_t i = n - 1; i >= 0; --i) {
+        if (!used[i]) HLOGYM_RETURN_IF_ERROR(body_root->RemoveOperandAt(i));
+      }
+      *body_root->mutable_shape() = Shape::Tuple(std::move(root_shapes));
+    } else {  // the root tuple is read inside the body too: a new one
+      auto tuple = std::make_unique<Instruction>(
+          Opcode::kTuple, Shape::Tuple(std::move(root_shapes)));
+      for (int64_t i = 0; i < n; ++i) {
+        if (used[i]) tuple->AppendOperand(body_root->operand(i));
+      }
+      tuple->set_name(module->UniqueInstructionName(body_root->name()));
+      body->set_root_instruction(body->AddInstruction(std::move(tuple)));
+    }
+    body->RemoveDeadInstructions();
+    *fusion->mutable_shape() = Shape::Tuple(std::move(fusion_shapes));
+    for (Instruction* gte : fusion->users()) {
+      gte->set_int_attr(new_index[gte->tuple_index()]);
+    }
+    // Fusion passes order their proposals by instruction order and unique
+    // id, so the fusion and its get-tuple-elements take the place a rebuilt
+    // fusion would: new ids, last in the computation and in their
+    // operands' user lists.
+    HLOGYM_RETURN_IF_ERROR(MoveToEnd(fusion));
+    std::vector<Instruction*> gtes(fusion->users().begin(),
+                                   fusion->users().end());
+    for (Instruction* gte : gtes) HLOGYM_RETURN_IF_ERROR(MoveToEnd(gte));
+    return true;
+  }
 
   // The fused computation without the dropped outputs.
-  Module* module = c->parent();
+  before_change();
+  calls.Forget();
   std::unique_ptr<Computation> clone = CloneForModule(*fc, module);
   Instruction* old_root = clone->root_instruction();
   auto tuple =
@@ -278,6 +372,7 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
   std::vector<Computation*> order = module->MakeComputationPostOrder();
   std::reverse(order.begin(), order.end());
   std::vector<std::pair<int64_t, Instruction*>> fusions;
+  CallCounts calls(module);
   for (Computation* c : order) {
     // What is removed here depends on the computation and on what it calls
     // (side effects, fused roots) only: unchanged since a run that found
@@ -297,8 +392,8 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
     bool pruned_any = false;
     for (auto [id, f] : fusions) {
       if (rw.IsRemoved(id)) continue;
-      HLOGYM_ASSIGN_OR_RETURN(bool pruned,
-                              RemoveDeadFusionOutputs(f, rw, before_change));
+      HLOGYM_ASSIGN_OR_RETURN(
+          bool pruned, RemoveDeadFusionOutputs(f, rw, before_change, calls));
       pruned_any |= pruned;
     }
     changed |= pruned_any;

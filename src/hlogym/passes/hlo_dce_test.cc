@@ -185,8 +185,10 @@ ENTRY e {
 )",
                   true);
   ASSERT_NE(m, nullptr);
+  // The fusion was the body's only caller: both changed in place, so the
+  // names stay and no computation is left over.
   EXPECT_EQ(m->computation_count(), 2);
-  EXPECT_EQ(m->FindComputation("fused"), nullptr);
+  ASSERT_NE(m->FindComputation("fused"), nullptr);
   const Instruction* root = test::Root(*m);
   ASSERT_EQ(root->opcode(), Opcode::kAdd);
   const Instruction* g1 = root->operand(0);
@@ -208,6 +210,141 @@ ENTRY e {
   EXPECT_EQ(froot->operand(1)->opcode(), Opcode::kSin);
   // The exponential went with its output.
   EXPECT_EQ(fc->instruction_count(), 4);
+  EXPECT_EQ(fc, m->FindComputation("fused"));
+  EXPECT_EQ(fusion->name(), "f");
+  EXPECT_EQ(froot->name(), "t");
+  // The fusion and its get-tuple-elements moved last, with new ids, where
+  // a rebuilt fusion would stand (proposal order depends on it).
+  const std::vector<Instruction*> order =
+      m->entry_computation()->instructions();
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0]->name(), "p");
+  EXPECT_EQ(order[1], root);
+  EXPECT_EQ(order[2], fusion);
+  EXPECT_EQ(order[3], g1);
+  EXPECT_EQ(order[4], g2);
+  EXPECT_GT(fusion->unique_id(), root->unique_id());
+  EXPECT_GT(g1->unique_id(), fusion->unique_id());
+  EXPECT_GT(g2->unique_id(), g1->unique_id());
+}
+
+TEST(HloDceTest, CopiesAFusionBodyThatAnotherFusionCalls) {
+  // Both fusions call `fused`; only the first reads just output 1. Its
+  // outputs are trimmed on a copy, and the second keeps the original body.
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  ROOT t = (f32[4], f32[4]) tuple(e, n)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  g = (f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  f1 = f32[4] get-tuple-element(f), index=1
+  g0 = f32[4] get-tuple-element(g), index=0
+  g1 = f32[4] get-tuple-element(g), index=1
+  a = f32[4] add(f1, g0)
+  ROOT r = f32[4] add(a, g1)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->computation_count(), 3);
+  const Computation* shared = m->FindComputation("fused");
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->root_instruction()->operand_count(), 2);
+  EXPECT_EQ(shared->instruction_count(), 4);
+  const Instruction* a = test::Root(*m)->operand(0);
+  ASSERT_EQ(a->opcode(), Opcode::kAdd);
+  const Instruction* f1 = a->operand(0);
+  const Instruction* g0 = a->operand(1);
+  ASSERT_EQ(f1->opcode(), Opcode::kGetTupleElement);
+  ASSERT_EQ(g0->opcode(), Opcode::kGetTupleElement);
+  EXPECT_EQ(f1->tuple_index(), 0);
+  EXPECT_EQ(g0->tuple_index(), 0);
+  const Instruction* f = f1->operand(0);
+  const Instruction* g = g0->operand(0);
+  EXPECT_EQ(g->fused_computation(), shared);
+  ASSERT_NE(f->fused_computation(), shared);
+  EXPECT_EQ(f->shape().tuple_shapes_size(), 1);
+  const Instruction* froot = f->fused_computation()->root_instruction();
+  ASSERT_EQ(froot->opcode(), Opcode::kTuple);
+  ASSERT_EQ(froot->operand_count(), 1);
+  EXPECT_EQ(froot->operand(0)->opcode(), Opcode::kNegate);
+  EXPECT_EQ(f->fused_computation()->instruction_count(), 3);
+}
+
+TEST(HloDceTest, TrimsARootTupleThatTheBodyAlsoReads) {
+  // A dead get-tuple-element in the body reads the root tuple: the trimmed
+  // body gets a new root, and the old one goes with its reader.
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  s = f32[4] sine(p0)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(e, n, s)
+  x = f32[4] get-tuple-element(t), index=0
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4], f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  ROOT g2 = f32[4] get-tuple-element(f), index=2
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  const Instruction* g2 = test::Root(*m);
+  ASSERT_EQ(g2->opcode(), Opcode::kGetTupleElement);
+  EXPECT_EQ(g2->tuple_index(), 0);
+  const Instruction* f = g2->operand(0);
+  EXPECT_EQ(f->shape().tuple_shapes_size(), 1);
+  const Computation* fc = f->fused_computation();
+  const Instruction* froot = fc->root_instruction();
+  ASSERT_EQ(froot->opcode(), Opcode::kTuple);
+  EXPECT_NE(froot->name(), "t");
+  ASSERT_EQ(froot->operand_count(), 1);
+  EXPECT_EQ(froot->operand(0)->opcode(), Opcode::kSin);
+  // p0, sine and the new root.
+  EXPECT_EQ(fc->instruction_count(), 3);
+}
+
+TEST(HloDceTest, TrimmedOutputsTakeTheComputationsOnlyTheyCalled) {
+  // Output 0 is a reduction, the only user of `sum`: trimming it in place
+  // leaves `sum` uncalled, and it goes too.
+  auto m = RunDce(R"(
+HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p0 = f32[4] parameter(0)
+  z = f32[] constant(0)
+  r = f32[] reduce(p0, z), dimensions={0}, to_apply=sum
+  n = f32[4] negate(p0)
+  ROOT t = (f32[], f32[4]) tuple(r, n)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[], f32[4]) fusion(p), kind=kInput, calls=fused
+  ROOT g1 = f32[4] get-tuple-element(f), index=1
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->FindComputation("sum"), nullptr);
+  EXPECT_EQ(m->computation_count(), 2);
+  const Computation* fc = m->FindComputation("fused");
+  ASSERT_NE(fc, nullptr);
+  // p0, negate and the root.
+  EXPECT_EQ(fc->instruction_count(), 3);
+  EXPECT_EQ(test::Root(*m)->tuple_index(), 0);
 }
 
 TEST(HloDceTest, KeepsFusionOutputsOfRootOrNonGteUsers) {
