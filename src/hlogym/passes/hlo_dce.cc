@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -230,6 +231,22 @@ class CallCounts {
   std::optional<absl::flat_hash_map<const Computation*, int64_t>> counts_;
 };
 
+// Makes the tuple of the root operands marked `used` (their shapes in
+// `shapes`) the root of `body` (in `module`), and removes what only the
+// old root read.
+void SetKeptOutputsRoot(Module* module, Computation* body,
+                        std::span<const bool> used, std::vector<Shape> shapes) {
+  const Instruction* old_root = body->root_instruction();
+  auto tuple = std::make_unique<Instruction>(Opcode::kTuple,
+                                             Shape::Tuple(std::move(shapes)));
+  for (size_t i = 0; i < used.size(); ++i) {
+    if (used[i]) tuple->AppendOperand(old_root->operand(i));
+  }
+  tuple->set_name(module->UniqueInstructionName(old_root->name()));
+  body->set_root_instruction(body->AddInstruction(std::move(tuple)));
+  body->RemoveDeadInstructions();
+}
+
 // A multi-output fusion whose outputs are read only by get-tuple-elements
 // loses the outputs nobody reads. When it is the only caller of its fused
 // computation (as fusion passes leave every fusion), the body and the
@@ -296,16 +313,10 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
         if (!used[i]) HLOGYM_RETURN_IF_ERROR(body_root->RemoveOperandAt(i));
       }
       *body_root->mutable_shape() = Shape::Tuple(std::move(root_shapes));
+      body->RemoveDeadInstructions();
     } else {  // the root tuple is read inside the body too: a new one
-      auto tuple = std::make_unique<Instruction>(
-          Opcode::kTuple, Shape::Tuple(std::move(root_shapes)));
-      for (int64_t i = 0; i < n; ++i) {
-        if (used[i]) tuple->AppendOperand(body_root->operand(i));
-      }
-      tuple->set_name(module->UniqueInstructionName(body_root->name()));
-      body->set_root_instruction(body->AddInstruction(std::move(tuple)));
+      SetKeptOutputsRoot(module, body, used, std::move(root_shapes));
     }
-    body->RemoveDeadInstructions();
     *fusion->mutable_shape() = Shape::Tuple(std::move(fusion_shapes));
     for (Instruction* gte : fusion->users()) {
       gte->set_int_attr(new_index[gte->tuple_index()]);
@@ -325,15 +336,7 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
   before_change();
   calls.Forget();
   std::unique_ptr<Computation> clone = CloneForModule(*fc, module);
-  Instruction* old_root = clone->root_instruction();
-  auto tuple =
-      std::make_unique<Instruction>(Opcode::kTuple, Shape::Tuple(root_shapes));
-  for (int64_t i = 0; i < n; ++i) {
-    if (used[i]) tuple->AppendOperand(old_root->operand(i));
-  }
-  tuple->set_name(module->UniqueInstructionName(old_root->name()));
-  clone->set_root_instruction(clone->AddInstruction(std::move(tuple)));
-  clone->RemoveDeadInstructions();
+  SetKeptOutputsRoot(module, clone.get(), used, std::move(root_shapes));
   Computation* new_fc = rw.AddComputation(std::move(clone));
 
   std::vector<Instruction*> operands(fusion->operands().begin(),
