@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "hlogym/ir/module.h"
 #include "hlogym/ir/str_util.h"
 
@@ -249,13 +250,19 @@ void Computation::CompactIfSparse() {
 }
 
 std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
+  return InstructionPostOrder();
+}
+
+const std::vector<Instruction*>& Computation::InstructionPostOrder() const {
   if (post_order_memo_.version == version_) return post_order_memo_.order;
-  std::vector<Instruction*> order;
+  std::vector<Instruction*>& order = post_order_memo_.order;
+  order.clear();
   order.reserve(live_count_);
   for (const auto& p : slots_) {
     if (p) p->scratch = 0;  // 0 new, 1 on stack, 2 done
   }
-  std::vector<std::pair<Instruction*, size_t>> stack;
+  // Inline for the small graphs rollouts walk again after every change.
+  absl::InlinedVector<std::pair<Instruction*, size_t>, 32> stack;
   auto visit_root = [&](Instruction* start) {
     if (start->scratch != 0) return;
     start->scratch = 1;
@@ -285,7 +292,6 @@ std::vector<Instruction*> Computation::MakeInstructionPostOrder() const {
   }
   if (root_) visit_root(root_);
   post_order_memo_.version = version_;
-  post_order_memo_.order = order;
   return order;
 }
 

@@ -100,6 +100,9 @@ class Computation {
   // Not thread-safe (it uses the instructions' scratch slots, and leaves
   // them set only when it walks the graph).
   std::vector<Instruction*> MakeInstructionPostOrder() const;
+  // The same order without the copy: the kept order itself, valid until
+  // the computation changes (read it before changing anything).
+  const std::vector<Instruction*>& InstructionPostOrder() const;
 
   // Finds an instruction by name (linear scan; for tools and tests).
   Instruction* FindInstruction(std::string_view name) const;

@@ -723,7 +723,7 @@ bool DagHasher::ComputationBodyHash(const Computation& c, bool stop_if_missing,
                            << 32));
     }
     if (topological) break;
-    std::vector<Instruction*> post = c.MakeInstructionPostOrder();
+    const std::vector<Instruction*>& post = c.InstructionPostOrder();
     order_.assign(post.begin(), post.end());
     for (size_t j = 0; j < n; ++j) {
       order_[j]->scratch = static_cast<int64_t>(j);

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "hlogym/ir/str_util.h"
 
@@ -248,35 +249,40 @@ std::vector<Computation*> Module::MakeComputationPostOrder() const {
   std::vector<Computation*> order;
   order.reserve(computations_.size());
   for (const auto& c : computations_) c->scratch = 0;
-  std::vector<std::pair<Computation*, std::vector<Computation*>>> stack;
-  auto callees_of = [](Computation* c) {
-    std::vector<Computation*> out;
-    c->ForEachInstruction([&](Instruction* i) {
-      for (Computation* callee : i->called_computations()) {
-        out.push_back(callee);
-      }
-    });
-    std::reverse(out.begin(), out.end());  // popped from the back in order
-    return out;
+  // A computation's callees are walked in place (instruction by
+  // instruction, each one's callees in order): rollouts redo this order
+  // after every change, and a callee list per computation cost an
+  // allocation each.
+  struct Frame {
+    Computation* c;
+    size_t slot = 0;
+    size_t callee = 0;
   };
+  auto next_callee = [](Frame& f) -> Computation* {
+    const auto& slots = f.c->slots_;
+    for (; f.slot < slots.size(); ++f.slot, f.callee = 0) {
+      if (slots[f.slot] == nullptr) continue;
+      const auto& callees = slots[f.slot]->called_computations();
+      if (f.callee < callees.size()) return callees[f.callee++];
+    }
+    return nullptr;
+  };
+  absl::InlinedVector<Frame, 16> stack;
   auto visit = [&](Computation* start) {
     if (start->scratch != 0) return;
     start->scratch = 1;
-    stack.emplace_back(start, callees_of(start));
+    stack.push_back({start});
     while (!stack.empty()) {
-      auto& [c, pending] = stack.back();
-      if (!pending.empty()) {
-        Computation* next = pending.back();
-        pending.pop_back();
+      Frame& f = stack.back();
+      if (Computation* next = next_callee(f)) {
         if (next->scratch == 0) {
           next->scratch = 1;
-          auto callees = callees_of(next);
-          stack.emplace_back(next, std::move(callees));
+          stack.push_back({next});
         }
         continue;
       }
-      c->scratch = 2;
-      order.push_back(c);
+      f.c->scratch = 2;
+      order.push_back(f.c);
       stack.pop_back();
     }
   };
@@ -332,9 +338,10 @@ std::unique_ptr<Module> Module::Clone() const {
   }
   std::vector<Computation*> fresh;
   fresh.reserve(computations_.size());
-  for (size_t i = 0; i < computations_.size(); ++i) {
-    computations_[i]->scratch = static_cast<int64_t>(i);
-  }
+  // Each computation's clone, found by the original's address (sorted):
+  // cloning only reads this module, so threads may fork it at once.
+  absl::InlinedVector<std::pair<const Computation*, Computation*>, 32> by_old;
+  by_old.reserve(computations_.size());
   for (const auto& c : computations_) {
     auto nc = c->Clone();
     nc->parent_ = m.get();
@@ -342,18 +349,27 @@ std::unique_ptr<Module> Module::Clone() const {
     m->computations_.push_back(std::move(nc));
     if (c.get() == entry_) m->entry_ = raw;
     fresh.push_back(raw);
+    by_old.push_back({c.get(), raw});
   }
+  std::sort(by_old.begin(), by_old.end());
+  auto clone_of = [&](const Computation* old) -> Computation* {
+    auto it = std::lower_bound(
+        by_old.begin(), by_old.end(), old,
+        [](const auto& e, const Computation* k) { return e.first < k; });
+    // A callee outside the module (invalid IR) is left as it was.
+    return it != by_old.end() && it->first == old
+               ? it->second
+               : const_cast<Computation*>(old);
+  };
   // Point called computations at the clones (and a copied hash memo's
   // callees: a memo is only copied while valid, so they are the
   // instructions' callees, in this module).
   for (Computation* c : fresh) {
     c->ForEachInstruction([&](Instruction* i) {
-      for (auto& callee : i->called_computations_) {
-        callee = fresh[callee->scratch];
-      }
+      for (auto& callee : i->called_computations_) callee = clone_of(callee);
     });
     for (auto& [callee, hash] : c->hash_memo_.callees) {
-      callee = fresh[callee->scratch];
+      callee = clone_of(callee);
     }
   }
   if (ComputationOrderMemoValid()) {
@@ -361,7 +377,7 @@ std::unique_ptr<Module> Module::Clone() const {
     memo.epoch = m->computations_epoch_;
     memo.order.reserve(computation_order_memo_.order.size());
     for (const Computation* c : computation_order_memo_.order) {
-      memo.order.push_back(fresh[c->scratch]);
+      memo.order.push_back(clone_of(c));
     }
     memo.versions.resize(fresh.size());
     for (size_t k = 0; k < fresh.size(); ++k) {
@@ -378,7 +394,7 @@ std::unique_ptr<Module> Module::Clone() const {
       continue;
     }
     for (auto& [callee, version] : memo.callees) {
-      callee = fresh[callee->scratch];
+      callee = clone_of(callee);
       version = callee->version_;
     }
   }

@@ -23,7 +23,7 @@ std::vector<Instruction*> ObservationOrder(const Module& module) {
   std::vector<Instruction*> out;
   out.reserve(module.instruction_count());
   for (Computation* c : ObservationComputationOrder(module)) {
-    std::vector<Instruction*> po = c->MakeInstructionPostOrder();
+    const std::vector<Instruction*>& po = c->InstructionPostOrder();
     out.insert(out.end(), po.begin(), po.end());
   }
   return out;
@@ -36,7 +36,7 @@ std::vector<Instruction*> AlternativeNodes(const Module& module) {
     c->ForEachInstruction(
         [&](Instruction* i) { any |= i->opcode() == Opcode::kAlternatives; });
     if (!any) continue;
-    for (Instruction* i : c->MakeInstructionPostOrder()) {
+    for (Instruction* i : c->InstructionPostOrder()) {
       if (i->opcode() == Opcode::kAlternatives) out.push_back(i);
     }
   }
@@ -118,13 +118,28 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
   // so without an unused parameter to begin with there is nothing to do
   // (the common case: the callers map costs a scan of the module).
   if (!HasUnusedFusionParameters(*module)) return absl::OkStatus();
-  auto callers = module->Callers();
+  // Each fused computation's first caller and number of calls (no list of
+  // callers per computation: only sole callers matter).
+  struct Calls {
+    Instruction* first = nullptr;
+    int64_t count = 0;
+  };
+  absl::flat_hash_map<const Computation*, Calls> callers;
+  for (const auto& comp : module->computations()) {
+    comp->ForEachInstruction([&](Instruction* i) {
+      for (const Computation* callee : i->called_computations()) {
+        if (!callee->IsFusionComputation()) continue;
+        Calls& calls = callers[callee];
+        if (calls.count++ == 0) calls.first = i;
+      }
+    });
+  }
   for (const auto& comp : module->computations()) {
     Computation* fc = comp.get();
     if (!fc->IsFusionComputation()) continue;
     auto it = callers.find(fc);
-    if (it == callers.end() || it->second.size() != 1) continue;
-    Instruction* fusion = it->second[0];
+    if (it == callers.end() || it->second.count != 1) continue;
+    Instruction* fusion = it->second.first;
     // The caller list predates this loop: a fusion removed with a pruned
     // operand's dead cone is skipped (and not dereferenced).
     if (gone.contains(fusion) || fusion->opcode() != Opcode::kFusion) continue;

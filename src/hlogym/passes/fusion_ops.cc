@@ -78,14 +78,18 @@ struct ExternalUse {
   Instruction* user;   // nullptr: the root role
 };
 
+// A few uses each, as a rule: inline storage (every candidate of a dry run
+// collects them).
+using UseList = absl::InlinedVector<ExternalUse, 2>;
+
 struct MemberInfo {
   Instruction* inst = nullptr;
   bool sink = true;  // no user inside the set
   // Per leaf: outside uses through get-tuple-elements (tuple members) or
   // directly (array members, leaf 0).
-  std::vector<std::vector<ExternalUse>> leaf_uses;
+  absl::InlinedVector<UseList, 1> leaf_uses;
   // Outside uses of a tuple-shaped member as a whole (and its root role).
-  std::vector<ExternalUse> whole_uses;
+  UseList whole_uses;
   // Inside the fused computation.
   Instruction* whole = nullptr;
   std::vector<Instruction*> leaves;
@@ -130,14 +134,14 @@ class FusionBuilder {
       : rw_(nullptr),
         module_(fusion->parent()->parent()),
         computation_(fusion->parent()),
-        members_(plan.members),
+        members_(plan.members.begin(), plan.members.end()),
         snapshot_(&plan.member_operands) {
     for (size_t i = 0; i < members_.size(); ++i) {
       index_.Insert(members_[i], static_cast<int64_t>(i));
     }
     infos_.resize(members_.size());
     for (size_t i = 0; i < members_.size(); ++i) infos_[i].inst = members_[i];
-    outputs_ = plan.outputs;
+    outputs_.assign(plan.outputs.begin(), plan.outputs.end());
   }
 
   absl::Status Validate() {
@@ -203,8 +207,7 @@ class FusionBuilder {
 
   // Members ordered so that operands come first.
   absl::Status SortMembers() {
-    std::vector<Instruction*> order;
-    order.reserve(members_.size());
+    absl::InlinedVector<Instruction*, 4> order;
     // 0 unvisited, 1 on stack, 2 done.
     SmallMap<int> state;
     auto state_of = [&](Instruction* i) -> int& {
@@ -363,7 +366,7 @@ class FusionBuilder {
       // (which the post-order overwrites anyway) hold their positions in
       // the post-order, which index their clones.
       const Computation* body = m->fused_computation();
-      const std::vector<Instruction*> order = body->MakeInstructionPostOrder();
+      const std::vector<Instruction*>& order = body->InstructionPostOrder();
       std::vector<Instruction*>& clones = body_clones_;
       clones.assign(order.size(), nullptr);
       for (size_t k = 0; k < order.size(); ++k) {
@@ -634,7 +637,8 @@ class FusionBuilder {
       bool whole = false;
       absl::InlinedVector<bool, 4> leaves;
     };
-    std::vector<Need> need(infos_.size());
+    // Inline storage throughout: every candidate of a dry run is planned.
+    absl::InlinedVector<Need, 8> need(infos_.size());
     auto need_leaf = [&](size_t i, int64_t leaf) {
       Need& n = need[i];
       n.any = true;
@@ -649,8 +653,8 @@ class FusionBuilder {
     // Outside values some live slot reads (with repeats until sorted):
     // sorted vectors, not maps, since every candidate of a dry run is
     // planned and most have a dozen or two such values.
-    std::vector<const Instruction*> live_external;
-    std::vector<const Instruction*> stack;
+    absl::InlinedVector<const Instruction*, 16> live_external;
+    absl::InlinedVector<const Instruction*, 16> stack;
     for (size_t i = infos_.size(); i-- > 0;) {
       if (!need[i].any) continue;  // only read by dead parts of a body
       Instruction* m = infos_[i].inst;
@@ -729,11 +733,11 @@ class FusionBuilder {
       root_shape = Shape::Tuple(std::move(shapes));
     }
     auto plan = std::make_unique<PendingFusionPlan>();
-    plan->members = members_;
+    plan->members.assign(members_.begin(), members_.end());
     plan->member_operands.reserve(members_.size());
     for (Instruction* m : members_)
       plan->member_operands.push_back(m->operands());
-    plan->outputs = outputs_;
+    plan->outputs.assign(outputs_.begin(), outputs_.end());
     return AddFusion(root_shape, options, nullptr, std::move(plan));
   }
 
@@ -818,7 +822,7 @@ class FusionBuilder {
     return info.inst;
   }
 
-  absl::Status Replace(Instruction* value, const std::vector<ExternalUse>& uses,
+  absl::Status Replace(Instruction* value, std::span<const ExternalUse> uses,
                        Instruction* replacement) {
     if (uses.empty()) return absl::OkStatus();
     // Every use outside: one call covers the root role too.
@@ -845,7 +849,8 @@ class FusionBuilder {
 
   absl::Status ReplaceUses(Instruction* fusion, const Shape& root_shape) {
     // Outputs of each member, by leaf.
-    std::vector<std::vector<Instruction*>> out(infos_.size());
+    absl::InlinedVector<absl::InlinedVector<Instruction*, 2>, 4> out(
+        infos_.size());
     for (size_t j = 0; j < outputs_.size(); ++j) {
       auto [i, leaf] = outputs_[j];
       if (out[i].empty()) out[i].assign(infos_[i].leaf_uses.size(), nullptr);
@@ -860,11 +865,11 @@ class FusionBuilder {
         continue;
       }
       absl::InlinedVector<Instruction*, 4> gtes;
-      std::vector<ExternalUse> group;
+      UseList group;
       for (size_t leaf = 0; leaf < info.leaf_uses.size(); ++leaf) {
         // Group the uses by the get-tuple-element they go through, in order
         // of first appearance (a leaf has one or two such elements).
-        const std::vector<ExternalUse>& uses = info.leaf_uses[leaf];
+        const UseList& uses = info.leaf_uses[leaf];
         gtes.clear();
         for (const ExternalUse& u : uses) {
           if (std::find(gtes.begin(), gtes.end(), u.value) == gtes.end()) {
@@ -920,17 +925,17 @@ class FusionBuilder {
   Rewriter* rw_;
   Module* module_;
   Computation* computation_ = nullptr;
-  std::vector<Instruction*> members_;
+  absl::InlinedVector<Instruction*, 4> members_;
   const std::vector<InstructionVector>* snapshot_ = nullptr;
   SmallMap<int64_t> index_;
   SmallMap<size_t> member_pos_;
   std::vector<Instruction*> body_clones_;  // CloneMembers: by body position
   std::vector<int64_t> moved_;  // unique ids of members whose bodies moved
-  std::vector<MemberInfo> infos_;
+  absl::InlinedVector<MemberInfo, 4> infos_;
   std::unique_ptr<Computation> fused_;
   SmallMap<Instruction*> params_;
-  std::vector<Instruction*> operands_;
-  std::vector<std::pair<int64_t, int64_t>> outputs_;
+  absl::InlinedVector<Instruction*, 8> operands_;
+  absl::InlinedVector<std::pair<int64_t, int64_t>, 4> outputs_;
   bool reshape_back_ = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -361,7 +362,7 @@ bool ReadsElementsMultipleTimes(const Instruction& inst) {
   return false;
 }
 
-bool InputSlicesCompatible(const std::vector<const Instruction*>& roots) {
+bool InputSlicesCompatible(std::span<const Instruction* const> roots) {
   if (roots.empty()) return false;
   const Shape* operand_shape = nullptr;
   for (const Instruction* r : roots) {
@@ -499,8 +500,8 @@ bool RootIsDynamicUpdateSlice(const Instruction& inst) {
 // ---------------------------------------------------------------------------
 // Helpers.
 
-std::vector<const Instruction*> GetFusionRoots(const Computation& fused) {
-  std::vector<const Instruction*> roots;
+FusionRoots GetFusionRoots(const Computation& fused) {
+  FusionRoots roots;
   const Instruction* root = fused.root_instruction();
   if (root == nullptr) return roots;
   if (root->opcode() == Opcode::kTuple) {
@@ -511,7 +512,7 @@ std::vector<const Instruction*> GetFusionRoots(const Computation& fused) {
   return roots;
 }
 
-std::vector<const Instruction*> GetKernelRoots(const Instruction& inst) {
+FusionRoots GetKernelRoots(const Instruction& inst) {
   if (const Computation* c = FusedComputation(inst)) return GetFusionRoots(*c);
   return {&inst};
 }
@@ -562,7 +563,7 @@ bool IsRealReductionHero(const Instruction& root, const Instruction& hero) {
 
 const Instruction& FindHero(const Instruction& root) {
   if (const Computation* c = FusedComputation(root)) {
-    const std::vector<const Instruction*> roots = GetFusionRoots(*c);
+    const FusionRoots roots = GetFusionRoots(*c);
     if (roots.empty()) return root;
     for (const Instruction* r : roots) {
       const Instruction* h = WalkToHero(r);
@@ -929,7 +930,7 @@ FusionKind ChooseFusionKind(const Instruction& producer,
 }
 
 FusionKind FusionKindForComputation(const Computation& fused) {
-  const std::vector<const Instruction*> roots = GetFusionRoots(fused);
+  const FusionRoots roots = GetFusionRoots(fused);
   if (roots.empty()) return FusionKind::kLoop;
   std::vector<const Instruction*> heroes;
   heroes.reserve(roots.size());
@@ -1372,7 +1373,33 @@ FusionDecision ShapesCompatibleForMultiOutputFusion(
 }
 
 std::vector<Computation*> GetFusibleComputations(const Module& module) {
-  const auto callers = module.Callers();
+  // Computations some instruction calls as other than control flow
+  // (reducers, comparators, map bodies): one scan, no callers map (fusion
+  // bodies, most of the callees, are ruled out below anyway).
+  absl::flat_hash_set<const Computation*> called_as_function;
+  for (const auto& comp : module.computations()) {
+    comp->ForEachInstruction([&](Instruction* caller) {
+      const Opcode op = caller->opcode();
+      if (caller->called_computations().empty() || op == Opcode::kWhile ||
+          op == Opcode::kConditional) {
+        return;
+      }
+      if (op == Opcode::kCall) {
+        // Calls annotated with a stream run as separate kernels and are
+        // fused into like control flow.
+        const FrontendAttributes& attrs = caller->frontend_attributes();
+        if (std::any_of(attrs.begin(), attrs.end(),
+                        [](const FrontendAttribute& a) {
+                          return a.key == "_xla_stream_annotation";
+                        })) {
+          return;
+        }
+      }
+      for (const Computation* callee : caller->called_computations()) {
+        if (!callee->IsFusionComputation()) called_as_function.insert(callee);
+      }
+    });
+  }
   // Computations the entry does not reach are dead: fusing in them would
   // only grow them, round after round, since nothing prunes them.
   absl::flat_hash_set<const Computation*> live;
@@ -1391,29 +1418,11 @@ std::vector<Computation*> GetFusibleComputations(const Module& module) {
   }
   std::vector<Computation*> result;
   for (Computation* c : module.MakeComputationPostOrder()) {
-    if (c->IsFusionComputation() || !live.contains(c)) continue;
-    bool fusible = true;
-    auto it = callers.find(c);
-    if (it != callers.end()) {
-      for (const Instruction* caller : it->second) {
-        const Opcode op = caller->opcode();
-        if (op == Opcode::kWhile || op == Opcode::kConditional) continue;
-        if (op == Opcode::kCall) {
-          // Calls annotated with a stream run as separate kernels and are
-          // fused into like control flow.
-          const FrontendAttributes& attrs = caller->frontend_attributes();
-          if (std::any_of(attrs.begin(), attrs.end(),
-                          [](const FrontendAttribute& a) {
-                            return a.key == "_xla_stream_annotation";
-                          })) {
-            continue;
-          }
-        }
-        fusible = false;
-        break;
-      }
+    if (c->IsFusionComputation() || !live.contains(c) ||
+        called_as_function.contains(c)) {
+      continue;
     }
-    if (fusible) result.push_back(c);
+    result.push_back(c);
   }
   return result;
 }

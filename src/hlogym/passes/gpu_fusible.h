@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "hlogym/cost/gpu_performance_model.h"
 #include "hlogym/ir/computation.h"
 #include "hlogym/ir/instruction.h"
@@ -145,10 +146,12 @@ std::vector<Computation*> GetFusibleComputations(const Module& module);
 
 // ---- Helpers the rules above are built from (also used by the passes).
 // The outputs of a fused computation: the operands of a tuple root, else
-// the root.
-std::vector<const Instruction*> GetFusionRoots(const Computation& fused);
+// the root. Inline storage: the legality rules ask for them on every
+// candidate pair, and most fusions have a handful of outputs.
+using FusionRoots = absl::InlinedVector<const Instruction*, 4>;
+FusionRoots GetFusionRoots(const Computation& fused);
 // GetFusionRoots of a fusion's computation; {&inst} for anything else.
-std::vector<const Instruction*> GetKernelRoots(const Instruction& inst);
+FusionRoots GetKernelRoots(const Instruction& inst);
 // A fusion whose root is a tuple.
 bool IsMultiOutputFusion(const Instruction& inst);
 // An op the hero search walks through: 1..allowed_operand_count operands,

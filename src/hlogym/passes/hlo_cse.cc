@@ -107,8 +107,8 @@ class Equivalence {
         a.IsFusionComputation() != b.IsFusionComputation()) {
       return false;
     }
-    std::vector<Instruction*> pa = a.MakeInstructionPostOrder();
-    std::vector<Instruction*> pb = b.MakeInstructionPostOrder();
+    const std::vector<Instruction*>& pa = a.InstructionPostOrder();
+    const std::vector<Instruction*>& pb = b.InstructionPostOrder();
     if (pa.size() != pb.size()) return false;
     absl::flat_hash_map<const Instruction*, size_t> pos_a, pos_b;
     for (size_t k = 0; k < pa.size(); ++k) {
@@ -312,7 +312,7 @@ absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
       continue;
     }
     order.clear();
-    for (Instruction* i : c->MakeInstructionPostOrder()) {
+    for (Instruction* i : c->InstructionPostOrder()) {
       order.push_back({i->unique_id(), i});
     }
     HLOGYM_ASSIGN_OR_RETURN(bool constants,

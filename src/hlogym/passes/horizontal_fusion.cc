@@ -111,7 +111,7 @@ bool SameShapeIgnoringElementType(const Shape& a, const Shape& b) {
 // One horizontal loop fusion candidate and the facts the sort needs.
 struct Candidate {
   Instruction* inst;
-  std::vector<const Instruction*> outputs;
+  FusionRoots outputs;
   PrimitiveType type;
   int64_t instruction_count;
 };
@@ -124,7 +124,7 @@ bool IsFusibleCandidate(const Instruction& inst) {
   }
   if (!IsLoopFusion(inst) && !IsConcatenateInputFusion(inst)) return false;
   // The concatenate the sliced mode inserts needs one element type.
-  const std::vector<const Instruction*> outputs = GetKernelRoots(inst);
+  const FusionRoots outputs = GetKernelRoots(inst);
   if (outputs.empty()) return false;
   for (const Instruction* o : outputs) {
     if (!o->shape().IsArray() ||

@@ -562,10 +562,10 @@ absl::StatusOr<double> FmctsSearch::RolloutValue(FmctsNode& leaf) {
   // which balances rollouts of different lengths, and each forks the leaf
   // for its own rollout: a worker's fork uses that worker's pipeline
   // instance and evaluator (thread 0 is this one, sharing the tree's).
-  // Forks take turns (forking writes scratch fields of the leaf), but
-  // overlap the other thread's rollout. An unpriced leaf is priced by one
-  // more job, taken last: it fills the time a thread would otherwise wait
-  // for the other's last rollout. Rewards are worked out once it is known.
+  // Forking only reads the leaf, so the threads fork it at once. An
+  // unpriced leaf is priced by one more job, taken last: it fills the time
+  // a thread would otherwise wait for the other's last rollout. Rewards
+  // are worked out once it is known.
   const int64_t count = TimeUp() ? 1 : o_.mcts_rollouts;
   const int64_t jobs = count + (leaf.priced ? 0 : 1);
   const int64_t threads = std::min<int64_t>(threads_, jobs);
@@ -574,22 +574,18 @@ absl::StatusOr<double> FmctsSearch::RolloutValue(FmctsNode& leaf) {
   std::vector<RolloutResult> results(count);
   absl::StatusOr<double> leaf_seconds = leaf.seconds;
   std::atomic<int64_t> next = 0;
-  std::mutex fork_mu;
   auto work = [&](int64_t t) {
     for (int64_t i = next++; i < jobs; i = next++) {
       std::unique_ptr<Env> env;
       absl::Status forked;
-      {
-        std::lock_guard<std::mutex> lock(fork_mu);
-        if (t == 0) {
-          env = leaf.env->Fork();
-        } else if (absl::StatusOr<std::unique_ptr<Env>> e =
-                       leaf.env->ForkSharing(*worker_resources_[t]);
-                   e.ok()) {
-          env = *std::move(e);
-        } else {
-          forked = e.status();
-        }
+      if (t == 0) {
+        env = leaf.env->Fork();
+      } else if (absl::StatusOr<std::unique_ptr<Env>> e =
+                     leaf.env->ForkSharing(*worker_resources_[t]);
+                 e.ok()) {
+        env = *std::move(e);
+      } else {
+        forked = e.status();
       }
       if (i == count) {
         leaf_seconds = forked.ok() ? env->StopInPlace() : forked;
