@@ -9,6 +9,7 @@
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
+#include "hlogym/passes/call_counts.h"
 #include "hlogym/passes/fusion_ops.h"
 
 namespace hlogym {
@@ -116,31 +117,16 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
                                    absl::flat_hash_set<Instruction*>& gone) {
   // Pruning a parameter only removes instructions of the fusion's caller,
   // so without an unused parameter to begin with there is nothing to do
-  // (the common case: the callers map costs a scan of the module).
+  // (the common case: counting callers costs a scan of the module).
   if (!HasUnusedFusionParameters(*module)) return absl::OkStatus();
-  // Each fused computation's first caller and number of calls (no list of
-  // callers per computation: only sole callers matter).
-  struct Calls {
-    Instruction* first = nullptr;
-    int64_t count = 0;
-  };
-  absl::flat_hash_map<const Computation*, Calls> callers;
-  for (const auto& comp : module->computations()) {
-    comp->ForEachInstruction([&](Instruction* i) {
-      for (const Computation* callee : i->called_computations()) {
-        if (!callee->IsFusionComputation()) continue;
-        Calls& calls = callers[callee];
-        if (calls.count++ == 0) calls.first = i;
-      }
-    });
-  }
+  const auto callers = CountCalls(*module);
   for (const auto& comp : module->computations()) {
     Computation* fc = comp.get();
     if (!fc->IsFusionComputation()) continue;
     auto it = callers.find(fc);
     if (it == callers.end() || it->second.count != 1) continue;
     Instruction* fusion = it->second.first;
-    // The caller list predates this loop: a fusion removed with a pruned
+    // The counts predate this loop: a fusion removed with a pruned
     // operand's dead cone is skipped (and not dereferenced).
     if (gone.contains(fusion) || fusion->opcode() != Opcode::kFusion) continue;
     std::vector<int64_t> dead;

@@ -11,6 +11,7 @@
 #include "absl/functional/function_ref.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/passes/builders.h"
+#include "hlogym/passes/call_counts.h"
 #include "hlogym/passes/flatten_call_graph.h"
 
 namespace hlogym {
@@ -213,22 +214,15 @@ class CallCounts {
  public:
   explicit CallCounts(const Module* module) : module_(module) {}
   bool IsSoleCaller(const Computation* callee) {
-    if (!counts_) {
-      counts_.emplace();
-      for (const auto& c : module_->computations()) {
-        c->ForEachInstruction([&](const Instruction* i) {
-          for (const Computation* k : i->called_computations()) ++(*counts_)[k];
-        });
-      }
-    }
+    if (!counts_) counts_ = CountCalls(*module_);
     auto it = counts_->find(callee);
-    return it != counts_->end() && it->second == 1;
+    return it != counts_->end() && it->second.count == 1;
   }
   void Forget() { counts_.reset(); }
 
  private:
   const Module* module_;
-  std::optional<absl::flat_hash_map<const Computation*, int64_t>> counts_;
+  std::optional<absl::flat_hash_map<const Computation*, CallsOf>> counts_;
 };
 
 // Makes the tuple of the root operands marked `used` (their shapes in
