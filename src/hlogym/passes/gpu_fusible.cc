@@ -1373,36 +1373,26 @@ FusionDecision ShapesCompatibleForMultiOutputFusion(
 }
 
 std::vector<Computation*> GetFusibleComputations(const Module& module) {
-  // Computations some instruction calls as other than control flow
-  // (reducers, comparators, map bodies): one scan, no callers map (fusion
-  // bodies, most of the callees, are ruled out below anyway).
+  // One walk from the entry finds the live computations (those the entry
+  // does not reach are dead: fusing in them would only grow them, round
+  // after round, since nothing prunes them) and those some live
+  // instruction calls as other than control flow (reducers, comparators,
+  // map bodies). Calls from dead computations do not matter: what only
+  // they call is dead too.
+  absl::flat_hash_set<const Computation*> live;
   absl::flat_hash_set<const Computation*> called_as_function;
-  for (const auto& comp : module.computations()) {
-    comp->ForEachInstruction([&](Instruction* caller) {
-      const Opcode op = caller->opcode();
-      if (caller->called_computations().empty() || op == Opcode::kWhile ||
-          op == Opcode::kConditional) {
-        return;
-      }
-      if (op == Opcode::kCall) {
-        // Calls annotated with a stream run as separate kernels and are
-        // fused into like control flow.
-        const FrontendAttributes& attrs = caller->frontend_attributes();
-        if (std::any_of(attrs.begin(), attrs.end(),
+  auto as_function = [](const Instruction& caller) {
+    const Opcode op = caller.opcode();
+    if (op == Opcode::kWhile || op == Opcode::kConditional) return false;
+    if (op != Opcode::kCall) return true;
+    // Calls annotated with a stream run as separate kernels and are fused
+    // into like control flow.
+    const FrontendAttributes& attrs = caller.frontend_attributes();
+    return std::none_of(attrs.begin(), attrs.end(),
                         [](const FrontendAttribute& a) {
                           return a.key == "_xla_stream_annotation";
-                        })) {
-          return;
-        }
-      }
-      for (const Computation* callee : caller->called_computations()) {
-        if (!callee->IsFusionComputation()) called_as_function.insert(callee);
-      }
-    });
-  }
-  // Computations the entry does not reach are dead: fusing in them would
-  // only grow them, round after round, since nothing prunes them.
-  absl::flat_hash_set<const Computation*> live;
+                        });
+  };
   if (const Computation* entry = module.entry_computation()) {
     std::vector<const Computation*> stack = {entry};
     live.insert(entry);
@@ -1410,8 +1400,14 @@ std::vector<Computation*> GetFusibleComputations(const Module& module) {
       const Computation* c = stack.back();
       stack.pop_back();
       c->ForEachInstruction([&](Instruction* i) {
+        if (i->called_computations().empty()) return;
+        const bool function = as_function(*i);
         for (const Computation* callee : i->called_computations()) {
           if (live.insert(callee).second) stack.push_back(callee);
+          // Fusion bodies are ruled out below anyway.
+          if (function && !callee->IsFusionComputation()) {
+            called_as_function.insert(callee);
+          }
         }
       });
     }

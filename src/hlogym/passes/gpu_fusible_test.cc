@@ -1319,5 +1319,30 @@ ENTRY e {
   EXPECT_EQ(sorted, (std::vector<std::string>{"annotated", "body", "cond"}));
 }
 
+// Only live callers count: a computation the entry calls through a call
+// stays fusible when a computation the entry never reaches maps over it,
+// and the dead computation itself is not offered.
+TEST_F(GpuFusibleComputationsTest, DeadCallersDoNotCount) {
+  PARSE(R"(HloModule m
+shared {
+  sp = f32[] parameter(0)
+  ROOT sn = f32[] negate(sp)
+}
+dead {
+  dp = f32[4] parameter(0)
+  ROOT dm = f32[4] map(dp), dimensions={0}, to_apply=shared
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT c = f32[] call(p), to_apply=shared, frontend_attributes={_xla_stream_annotation="1"}
+}
+)");
+  std::vector<std::string> names;
+  for (const Computation* c : GetFusibleComputations(*module_)) {
+    names.push_back(c->name());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"shared", "e"}));
+}
+
 }  // namespace
 }  // namespace hlogym
