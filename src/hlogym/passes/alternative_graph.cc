@@ -206,10 +206,7 @@ absl::Status BuildSurvivingBodies(
   for (Instruction* f : pending) {
     if (f->scratch != kDead) survivors.push_back(f);
   }
-  for (Instruction* f : survivors) {
-    HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
-  }
-  return absl::OkStatus();
+  return BuildPendingFusionBodies(survivors);
 }
 
 }  // namespace
@@ -360,8 +357,11 @@ absl::StatusOr<ApplyStats> ApplyDecisions(Module* module,
   absl::flat_hash_set<Computation*> touched;
   for (size_t j = 0; j < nodes.size(); ++j) touched.insert(nodes[j]->parent());
   // Candidates with pending bodies live beside the alternatives nodes.
+  // Module order, not the set's: bodies are built (and named) in this
+  // order, and names must not depend on addresses.
   std::vector<Instruction*> pending;
-  for (Computation* c : touched) {
+  for (const auto& c : module->computations()) {
+    if (!touched.contains(c.get())) continue;
     c->ForEachInstruction([&](Instruction* i) {
       if (i->has_pending_body()) pending.push_back(i);
     });

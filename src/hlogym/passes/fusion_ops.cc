@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "hlogym/ir/parallel.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/passes/builders.h"
@@ -98,12 +99,14 @@ struct MemberInfo {
 // The recipe of a candidate's body (see PendingFusionBody): the members in
 // the order they are cloned (operands first), each member's operands as the
 // dry run saw them (decisions reroute them before the body is built), and
-// the outputs as (member position, leaf).
+// the outputs as (member position, leaf). Inline storage for the usual two
+// members: a dry run makes one plan per candidate, and frees most of them.
 class PendingFusionPlan final : public PendingFusionBody {
  public:
-  std::vector<Instruction*> members;
-  std::vector<InstructionVector> member_operands;
-  std::vector<std::pair<int64_t, int64_t>> outputs;
+  using OperandLists = absl::InlinedVector<InstructionVector, 2>;
+  absl::InlinedVector<Instruction*, 2> members;
+  OperandLists member_operands;
+  absl::InlinedVector<std::pair<int64_t, int64_t>, 2> outputs;
 
   std::unique_ptr<PendingFusionBody> CloneWith(
       const std::vector<Instruction*>& clone_by_slot) const override {
@@ -121,6 +124,38 @@ class PendingFusionPlan final : public PendingFusionBody {
     return p;
   }
 };
+
+// Removes what the body's root does not need, and the parameters left
+// unused with their `operands`.
+absl::Status PruneBody(Computation& fused,
+                       absl::InlinedVector<Instruction*, 8>& operands) {
+  fused.RemoveDeadInstructions();
+  for (int64_t p = fused.num_parameters() - 1; p >= 0; --p) {
+    if (fused.parameter_instruction(p)->user_count() == 0) {
+      HLOGYM_RETURN_IF_ERROR(fused.RemoveUnusedParameter(p));
+      operands.erase(operands.begin() + p);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Each instruction of `body` holds its post-order position in its scratch
+// slot: CloneMembers indexes an inlined body's clones by it.
+void IndexBodyPositions(const Computation& body) {
+  const std::vector<Instruction*>& order = body.InstructionPostOrder();
+  for (size_t k = 0; k < order.size(); ++k) {
+    order[k]->scratch = static_cast<int64_t>(k);
+  }
+}
+
+// A pending body under construction: its computation, not yet in the
+// module, and the fusion operands its parameters stand for.
+struct PendingBuild {
+  std::unique_ptr<Computation> fused;
+  absl::InlinedVector<Instruction*, 8> operands;
+};
+
+constexpr std::string_view kFusedComputationStem = "fused_computation";
 
 class FusionBuilder {
  public:
@@ -293,10 +328,15 @@ class FusionBuilder {
 
   Instruction* Add(std::unique_ptr<Instruction> inst) {
     if (inst->name().empty()) {
-      inst->set_name(
-          module_->UniqueInstructionName(OpcodeName(inst->opcode())));
+      inst->set_name(NameFrom(OpcodeName(inst->opcode())));
     }
     return fused_->AddInstruction(std::move(inst));
+  }
+
+  // A unique name from `stem`; `stem` itself while names are deferred.
+  std::string NameFrom(std::string_view stem) {
+    return defer_names_ ? std::string(stem)
+                        : module_->UniqueInstructionName(stem);
   }
 
   Instruction* Param(Instruction* external) {
@@ -306,7 +346,7 @@ class FusionBuilder {
     auto p =
         std::make_unique<Instruction>(Opcode::kParameter, external->shape());
     p->set_int_attr(number);
-    p->set_name(module_->UniqueInstructionName(StrCat("param_", number)));
+    p->set_name(NameFrom(StrCat("param_", number)));
     operands_.push_back(external);
     *slot = Add(std::move(p));
     return *slot;
@@ -341,7 +381,8 @@ class FusionBuilder {
 
   absl::Status CloneMembers() {
     fused_ = std::make_unique<Computation>(
-        module_->UniqueComputationName("fused_computation"));
+        defer_names_ ? std::string(kFusedComputationStem)
+                     : module_->UniqueComputationName(kFusedComputationStem));
     fused_->set_is_fusion_computation(true);
     // A fusion runs on its caller's execution thread.
     fused_->set_execution_thread(computation_->execution_thread());
@@ -353,8 +394,10 @@ class FusionBuilder {
       ops.reserve(m->operand_count());
       for (Instruction* o : OperandsOf(i)) ops.push_back(Value(o));
       if (m->opcode() != Opcode::kFusion) {
-        auto clone = m->CloneWithNewOperands(ops);
-        clone->set_name(module_->UniqueInstructionName(m->name()));
+        auto clone = m->CloneWithNewOperands(ops);  // keeps m's name
+        if (!defer_names_) {
+          clone->set_name(module_->UniqueInstructionName(m->name()));
+        }
         info.whole = Add(std::move(clone));
         continue;
       }
@@ -364,14 +407,13 @@ class FusionBuilder {
       }
       // Inline the member fusion's body. Its instructions' scratch fields
       // (which the post-order overwrites anyway) hold their positions in
-      // the post-order, which index their clones.
+      // the post-order, which index their clones (set beforehand when
+      // bodies are built in parallel: see IndexBodyPositions).
       const Computation* body = m->fused_computation();
       const std::vector<Instruction*>& order = body->InstructionPostOrder();
       std::vector<Instruction*>& clones = body_clones_;
       clones.assign(order.size(), nullptr);
-      for (size_t k = 0; k < order.size(); ++k) {
-        order[k]->scratch = static_cast<int64_t>(k);
-      }
+      if (!positions_indexed_) IndexBodyPositions(*body);
       for (int64_t p = 0;
            p < body->num_parameters() && p < static_cast<int64_t>(ops.size());
            ++p) {
@@ -393,7 +435,9 @@ class FusionBuilder {
           inner_ops.push_back(v);
         }
         auto clone = inner->CloneWithNewOperands(inner_ops);
-        clone->set_name(module_->UniqueInstructionName(inner->name()));
+        if (!defer_names_) {
+          clone->set_name(module_->UniqueInstructionName(inner->name()));
+        }
         clones[k] = Add(std::move(clone));
       }
       const Instruction* root = body->root_instruction();
@@ -495,16 +539,7 @@ class FusionBuilder {
   }
 
   // Removes what the outputs do not need, and the parameters left unused.
-  absl::Status Prune() {
-    fused_->RemoveDeadInstructions();
-    for (int64_t p = fused_->num_parameters() - 1; p >= 0; --p) {
-      if (fused_->parameter_instruction(p)->user_count() == 0) {
-        HLOGYM_RETURN_IF_ERROR(fused_->RemoveUnusedParameter(p));
-        operands_.erase(operands_.begin() + p);
-      }
-    }
-    return absl::OkStatus();
-  }
+  absl::Status Prune() { return PruneBody(*fused_, operands_); }
 
   // Plain root: the single array output itself, else a tuple of outputs.
   // `force_tuple` keeps a tuple even for one output.
@@ -741,26 +776,16 @@ class FusionBuilder {
     return AddFusion(root_shape, options, nullptr, std::move(plan));
   }
 
-  // Builds the body of `fusion` (this builder was made from its plan).
-  absl::Status BuildPending(Instruction* fusion) {
+  // The unpruned body of the fusion this builder was made from the plan
+  // of. With `parallel`, it touches nothing another thread building
+  // another body does: names stay stems (NamePendingBody names them) and
+  // inlined bodies' positions must be indexed (IndexBodyPositions).
+  absl::StatusOr<PendingBuild> ClonePending(bool parallel) {
+    defer_names_ = parallel;
+    positions_indexed_ = parallel;
     HLOGYM_RETURN_IF_ERROR(CloneMembers());
     HLOGYM_RETURN_IF_ERROR(BuildRoot(/*force_tuple=*/false));
-    HLOGYM_RETURN_IF_ERROR(Prune());
-    bool same =
-        operands_.size() == static_cast<size_t>(fusion->operand_count()) &&
-        fused_->root_instruction()->shape() == fusion->shape();
-    for (size_t k = 0; same && k < operands_.size(); ++k) {
-      same = operands_[k] == fusion->operand(static_cast<int64_t>(k));
-    }
-    if (!same) {
-      return absl::InternalError(
-          StrCat("the body built for fusion '", fusion->name(),
-                 "' does not match the operands and shape planned for it"));
-    }
-    Computation* fused = module_->AddComputation(std::move(fused_), false);
-    fusion->set_called_computations({fused});
-    fusion->release_pending_body();
-    return absl::OkStatus();
+    return PendingBuild{std::move(fused_), operands_};
   }
 
   absl::StatusOr<Instruction*> Emit(const FuseOptions& options) {
@@ -926,7 +951,7 @@ class FusionBuilder {
   Module* module_;
   Computation* computation_ = nullptr;
   absl::InlinedVector<Instruction*, 4> members_;
-  const std::vector<InstructionVector>* snapshot_ = nullptr;
+  const PendingFusionPlan::OperandLists* snapshot_ = nullptr;
   SmallMap<int64_t> index_;
   SmallMap<size_t> member_pos_;
   std::vector<Instruction*> body_clones_;  // CloneMembers: by body position
@@ -937,6 +962,8 @@ class FusionBuilder {
   absl::InlinedVector<Instruction*, 8> operands_;
   absl::InlinedVector<std::pair<int64_t, int64_t>, 4> outputs_;
   bool reshape_back_ = false;
+  bool defer_names_ = false;        // see ClonePending
+  bool positions_indexed_ = false;  // see ClonePending
 };
 
 absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
@@ -962,12 +989,106 @@ absl::StatusOr<Instruction*> Fuse(Rewriter& rw,
 
 }  // namespace
 
+namespace {
+
+const PendingFusionPlan& PlanOf(const Instruction* fusion) {
+  return *static_cast<const PendingFusionPlan*>(fusion->pending_body());
+}
+
+// Names a body cloned with deferred names: its computation, then its
+// instructions in creation order, which is the order in which an
+// undeferred build asks for the same names.
+void NamePendingBody(Module& module, PendingBuild& build) {
+  build.fused->set_name(module.UniqueComputationName(build.fused->name()));
+  build.fused->ForEachInstruction([&](Instruction* i) {
+    i->set_name(module.UniqueInstructionName(i->name()));
+  });
+}
+
+// Prunes the body and checks it against what the dry run planned.
+absl::Status FinishPendingBody(const Instruction* fusion, PendingBuild& build) {
+  HLOGYM_RETURN_IF_ERROR(PruneBody(*build.fused, build.operands));
+  bool same =
+      build.operands.size() == static_cast<size_t>(fusion->operand_count()) &&
+      build.fused->root_instruction()->shape() == fusion->shape();
+  for (size_t k = 0; same && k < build.operands.size(); ++k) {
+    same = build.operands[k] == fusion->operand(static_cast<int64_t>(k));
+  }
+  if (!same) {
+    return absl::InternalError(
+        StrCat("the body built for fusion '", fusion->name(),
+               "' does not match the operands and shape planned for it"));
+  }
+  return absl::OkStatus();
+}
+
+void AttachPendingBody(Instruction* fusion, PendingBuild& build) {
+  Module* module = fusion->parent()->parent();
+  Computation* fused = module->AddComputation(std::move(build.fused), false);
+  fusion->set_called_computations({fused});
+  fusion->release_pending_body();
+}
+
+// From this many bodies on, building them is spread over threads.
+constexpr int64_t kParallelBodies = 64;
+
+}  // namespace
+
 absl::Status BuildPendingFusionBody(Instruction* fusion) {
   if (!fusion->has_pending_body()) return absl::OkStatus();
-  const auto* plan =
-      static_cast<const PendingFusionPlan*>(fusion->pending_body());
-  FusionBuilder b(fusion, *plan);
-  return b.BuildPending(fusion);
+  FusionBuilder b(fusion, PlanOf(fusion));
+  HLOGYM_ASSIGN_OR_RETURN(PendingBuild build,
+                          b.ClonePending(/*parallel=*/false));
+  HLOGYM_RETURN_IF_ERROR(FinishPendingBody(fusion, build));
+  AttachPendingBody(fusion, build);
+  return absl::OkStatus();
+}
+
+absl::Status BuildPendingFusionBodies(std::span<Instruction* const> fusions) {
+  std::vector<Instruction*> todo;
+  for (Instruction* f : fusions) {
+    if (f->has_pending_body()) todo.push_back(f);
+  }
+  const auto n = static_cast<int64_t>(todo.size());
+  if (n < kParallelBodies || Parallelism() == 1) {
+    for (Instruction* f : todo) {
+      HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
+    }
+    return absl::OkStatus();
+  }
+  // The threads only read the graph. What building writes to shared state
+  // happens here, in order, so that the result does not depend on the
+  // threads: inlined bodies' positions before, names and ids after.
+  for (const Instruction* f : todo) {
+    for (const Instruction* m : PlanOf(f).members) {
+      const Computation* body =
+          m->opcode() == Opcode::kFusion ? m->fused_computation() : nullptr;
+      if (body != nullptr) IndexBodyPositions(*body);
+    }
+  }
+  std::vector<PendingBuild> builds(todo.size());
+  std::vector<absl::Status> status(todo.size());
+  ParallelFor(n, kParallelBodies, [&](int64_t k) {
+    FusionBuilder b(todo[k], PlanOf(todo[k]));
+    absl::StatusOr<PendingBuild> built = b.ClonePending(/*parallel=*/true);
+    if (built.ok()) {
+      builds[k] = std::move(built).value();
+    } else {
+      status[k] = built.status();
+    }
+  });
+  for (int64_t k = 0; k < n; ++k) {
+    HLOGYM_RETURN_IF_ERROR(status[k]);
+    NamePendingBody(*todo[k]->parent()->parent(), builds[k]);
+  }
+  ParallelFor(n, kParallelBodies, [&](int64_t k) {
+    status[k] = FinishPendingBody(todo[k], builds[k]);
+  });
+  for (int64_t k = 0; k < n; ++k) {
+    HLOGYM_RETURN_IF_ERROR(status[k]);
+    AttachPendingBody(todo[k], builds[k]);
+  }
+  return absl::OkStatus();
 }
 
 bool HasPendingFusionBodies(const Module& module) {
@@ -989,10 +1110,7 @@ absl::Status BuildPendingFusionBodies(Module* module) {
       if (i->has_pending_body()) pending.push_back(i);
     });
   }
-  for (Instruction* f : pending) {
-    HLOGYM_RETURN_IF_ERROR(BuildPendingFusionBody(f));
-  }
-  return absl::OkStatus();
+  return BuildPendingFusionBodies(pending);
 }
 
 absl::StatusOr<Instruction*> FuseInstructions(

@@ -92,6 +92,10 @@ absl::StatusOr<Instruction*> FuseSiblings(Rewriter& rw, Instruction* a,
 // Builds `fusion`'s pending body (nothing if it has none). Its members
 // must still be in the graph.
 absl::Status BuildPendingFusionBody(Instruction* fusion);
+// Builds the pending bodies of `fusions` (those that have one), in
+// parallel when there are many (see ParallelFor): the result is the same
+// as building them one by one in order, names and unique ids included.
+absl::Status BuildPendingFusionBodies(std::span<Instruction* const> fusions);
 // Builds every pending body in the module.
 absl::Status BuildPendingFusionBodies(Module* module);
 bool HasPendingFusionBodies(const Module& module);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hlogym/ir/dag_hash.h"
+#include "hlogym/ir/parallel.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/ir/verifier.h"
 #include "hlogym/passes/alternative_graph.h"
@@ -227,6 +228,78 @@ ENTRY main {
     ASSERT_TRUE(ApplyDecisions(lazy.get(), policy->Decide(nodes)).ok());
     EXPECT_EQ(CountPending(*lazy), 0);
     EXPECT_TRUE(VerifyModule(*lazy).ok());
+  }
+}
+
+// Many survivors are built on several threads: the module must come out
+// exactly as a one-thread build makes it, names and unique ids included.
+// Rounds after the first fuse fusions, whose bodies are inlined.
+TEST(PendingFusionBodies, ParallelBuildIsTheSerialBuild) {
+  // (Names avoid type names such as c64.)
+  std::string text = "HloModule many_chains\nENTRY main {\n";
+  std::string root = "  ROOT out = (";
+  std::string root_operands;
+  constexpr int kChains = 160;
+  for (int i = 0; i < kChains; ++i) {
+    text += StrCat("  par", i, " = f32[", 64 + i, "] parameter(", i, ")\n");
+    text += StrCat("  ex", i, " = f32[", 64 + i, "] exponential(par", i, ")\n");
+    text += StrCat("  ng", i, " = f32[", 64 + i, "] negate(ex", i, ")\n");
+    text += StrCat("  th", i, " = f32[", 64 + i, "] tanh(ng", i, ")\n");
+    text +=
+        StrCat("  ad", i, " = f32[", 64 + i, "] add(th", i, ", ex", i, ")\n");
+    root += StrCat(i > 0 ? ", " : "", "f32[", 64 + i, "]");
+    root_operands += StrCat(i > 0 ? ", " : "", "ad", i);
+  }
+  text += root + ") tuple(" + root_operands + ")\n}\n";
+  std::unique_ptr<Module> m = ParseAndVerify(text);
+  ASSERT_NE(m, nullptr);
+  for (const char* policy : {"first", "random:5"}) {
+    SCOPED_TRACE(policy);
+    std::unique_ptr<Module> serial = m->Clone();
+    std::unique_ptr<Module> parallel = m->Clone();
+    auto decide = DecisionPolicy::Parse(policy);
+    ASSERT_TRUE(decide.ok());
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(StrCat("round ", round));
+      std::vector<int64_t> decisions;
+      for (Module* mod : {serial.get(), parallel.get()}) {
+        GeneralFusion pass;
+        DeferFusionBodies defer(mod);
+        ASSERT_TRUE(pass.RunDry(mod).ok());
+        ASSERT_GE(CountPending(*mod), kChains);
+        decisions = decide->Decide(AlternativeNodes(*mod));
+      }
+      ASSERT_EQ(PrintModule(*serial), PrintModule(*parallel));
+      SetParallelism(1);
+      absl::StatusOr<ApplyStats> a = ApplyDecisions(serial.get(), decisions);
+      SetParallelism(4);
+      absl::StatusOr<ApplyStats> b = ApplyDecisions(parallel.get(), decisions);
+      SetParallelism(0);
+      ASSERT_TRUE(a.ok()) << a.status();
+      ASSERT_TRUE(b.ok()) << b.status();
+      EXPECT_EQ(CountPending(*parallel), 0);
+      int64_t fusions = 0;
+      parallel->entry_computation()->ForEachInstruction(
+          [&](Instruction* i) { fusions += i->opcode() == Opcode::kFusion; });
+      EXPECT_GE(fusions, kChains);  // enough to take the parallel path
+      EXPECT_EQ(PrintModule(*serial), PrintModule(*parallel));
+      // Unique ids match too.
+      std::vector<int64_t> ids[2];
+      for (int k = 0; k < 2; ++k) {
+        for (const auto& c : (k == 0 ? serial : parallel)->computations()) {
+          c->ForEachInstruction(
+              [&](Instruction* i) { ids[k].push_back(i->unique_id()); });
+        }
+      }
+      EXPECT_EQ(ids[0], ids[1]);
+      for (Module* mod : {serial.get(), parallel.get()}) {
+        EXPECT_TRUE(VerifyModule(*mod).ok());
+        for (const char* name : {"hlo-cse", "hlo-dce"}) {
+          auto p = PassRegistry::Global().Create(name);
+          ASSERT_TRUE(p.ok() && (*p)->Run(mod).ok()) << name;
+        }
+      }
+    }
   }
 }
 
