@@ -78,6 +78,36 @@ TEST_F(ParallelForTest, NestedCallsRunSerially) {
   EXPECT_EQ(nested_off_thread.load(), 0);
 }
 
+TEST(ThreadPoolTest, RunsEachThreadIndexOnceAndJobZeroOnTheCaller) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.size(), 3);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 200; ++round) {
+    const int64_t n = 1 + round % 3;
+    std::vector<std::atomic<int>> calls(3);
+    std::vector<std::thread::id> ids(3);
+    pool.Run(n, [&](int64_t t) {
+      calls[t].fetch_add(1);
+      ids[t] = std::this_thread::get_id();
+    });
+    for (int64_t t = 0; t < 3; ++t) {
+      ASSERT_EQ(calls[t].load(), t < n ? 1 : 0) << "round " << round;
+    }
+    EXPECT_EQ(ids[0], caller);
+    for (int64_t t = 1; t < n; ++t) EXPECT_NE(ids[t], caller);
+  }
+}
+
+TEST(ThreadPoolTest, OneThreadPoolRunsOnTheCaller) {
+  ThreadPool pool(1);
+  std::thread::id ran;
+  pool.Run(4, [&](int64_t t) {
+    EXPECT_EQ(t, 0);
+    ran = std::this_thread::get_id();
+  });
+  EXPECT_EQ(ran, std::this_thread::get_id());
+}
+
 TEST_F(ParallelForTest, DefaultIsPositive) {
   SetParallelism(0);
   EXPECT_GE(Parallelism(), 1);

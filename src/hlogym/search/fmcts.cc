@@ -4,14 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <limits>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
+#include "hlogym/ir/parallel.h"
 #include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/search/search_util.h"
@@ -199,81 +198,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs one job on `size - 1` threads of its own plus the caller's thread.
-// The threads live as long as the pool, across leaves: a thread started
-// per leaf begins with cold allocator caches, which made its rollouts
-// about a third slower per step than the caller's.
-class WorkerPool {
- public:
-  explicit WorkerPool(int64_t size) {
-    for (int64_t t = 1; t < size; ++t) {
-      threads_.emplace_back([this, t] { Loop(t); });
-    }
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    start_.notify_all();
-    threads_.clear();  // joins
-  }
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-
-  // Calls job(t) for t in [0, n), n at most the pool's size, and returns
-  // when every call has returned; job(0) runs on this thread.
-  void Run(int64_t n, absl::FunctionRef<void(int64_t)> job) {
-    const auto helpers = static_cast<size_t>(
-        std::clamp<int64_t>(n - 1, 0, static_cast<int64_t>(threads_.size())));
-    if (helpers == 0) {
-      job(0);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      job_ = &job;
-      helpers_ = helpers;
-      pending_ = helpers;
-      ++generation_;
-    }
-    start_.notify_all();
-    job(0);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
-  }
-
- private:
-  void Loop(int64_t t) {
-    uint64_t seen = 0;
-    while (true) {
-      const absl::FunctionRef<void(int64_t)>* job = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        if (static_cast<size_t>(t) <= helpers_) job = job_;
-      }
-      if (job == nullptr) continue;
-      (*job)(t);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable start_;
-  std::condition_variable done_;
-  const absl::FunctionRef<void(int64_t)>* job_ = nullptr;
-  size_t helpers_ = 0;
-  size_t pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::vector<std::jthread> threads_;
-};
-
 absl::Status ValidateOptions(const AgentOptions& o) {
   if (o.budget < 0) {
     return absl::InvalidArgumentError(
@@ -378,7 +302,7 @@ class FmctsSearch {
   // Per rollout thread (index 0 unused): an environment whose pipeline and
   // evaluator that thread's forks use.
   std::vector<std::unique_ptr<Env>> worker_resources_;
-  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<ThreadPool> pool_;
   std::vector<PathStep> path_;
   // Best end state evaluated: its time and trajectory.
   double best_seconds_ = std::numeric_limits<double>::infinity();
@@ -713,7 +637,7 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
                  : std::max<int64_t>(1, std::thread::hardware_concurrency());
   if (o_.prior || o_.mcts_rollouts <= 1) threads_ = 1;
   worker_resources_.resize(threads_);
-  pool_ = std::make_unique<WorkerPool>(threads_);
+  pool_ = std::make_unique<ThreadPool>(threads_);
   for (int64_t t = 1; t < threads_; ++t) {
     HLOGYM_ASSIGN_OR_RETURN(worker_resources_[t],
                             tree_->root()->env->ForkIndependent());
