@@ -71,6 +71,28 @@ absl::Status Computation::AttachInstruction(Instruction* inst) {
       "'", inst->name(), "' is not a detached instruction of '", name_, "'"));
 }
 
+void Computation::AttachInOrder(
+    std::vector<std::unique_ptr<Instruction>> kept,
+    std::vector<std::unique_ptr<Instruction>> dropped) {
+  ++version_;
+  // Unlink first: dropped instructions may use each other.
+  for (auto& d : dropped) d->DetachOperands();
+  dropped.clear();
+  // Usually in order already (held in the order they were made).
+  auto by_id = [](const std::unique_ptr<Instruction>& a,
+                  const std::unique_ptr<Instruction>& b) {
+    return a->unique_id() < b->unique_id();
+  };
+  if (!std::is_sorted(kept.begin(), kept.end(), by_id)) {
+    std::sort(kept.begin(), kept.end(), by_id);
+  }
+  slots_.reserve(slots_.size() + kept.size());
+  for (auto& k : kept) {
+    k->Attach();
+    AddInstruction(std::move(k));
+  }
+}
+
 int64_t Computation::DiscardDetachedInstructions() {
   ++version_;
   // Unlink first: detached instructions may use each other.

@@ -141,6 +141,74 @@ TEST(ModuleTest, RemoveInstructionRules) {
   EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
+// Detached instructions join the graph in unique-id order, with their
+// operand edges; the others are deleted and leave no edge behind.
+TEST(ModuleTest, AttachDetachedIfKeepsIdOrderAndDropsTheRest) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  Instruction* p = e->FindInstruction("p");
+  Instruction* q = e->FindInstruction("q");
+  const int64_t users_p = p->user_count();
+  auto make = [&](Opcode op, std::vector<Instruction*> operands,
+                  std::string name) {
+    auto i = std::make_unique<Instruction>(op, p->shape());
+    for (Instruction* o : operands) i->AppendOperand(o);
+    i->set_name(std::move(name));
+    return e->AddDetachedInstruction(std::move(i));
+  };
+  Instruction* a = make(Opcode::kNegate, {p}, "det_a");
+  Instruction* b = make(Opcode::kAdd, {a, q}, "det_b");
+  Instruction* c = make(Opcode::kExp, {p}, "det_c");
+  Instruction* d = make(Opcode::kAbs, {b}, "det_d");
+  ASSERT_EQ(e->detached_instruction_count(), 4);
+  EXPECT_EQ(p->user_count(), users_p);  // detached: not users yet
+  int64_t visited = 0;
+  e->ForEachDetachedInstruction([&](Instruction*) { ++visited; });
+  EXPECT_EQ(visited, 4);
+  const int64_t before = e->instruction_count();
+  e->AttachDetachedIf([&](Instruction* i) { return i != c; });
+  EXPECT_EQ(e->detached_instruction_count(), 0);
+  EXPECT_EQ(e->instruction_count(), before + 3);
+  EXPECT_EQ(e->FindInstruction("det_c"), nullptr);
+  for (Instruction* i : {a, b, d}) EXPECT_FALSE(i->is_detached());
+  EXPECT_EQ(p->user_count(), users_p + 1);  // a only
+  EXPECT_EQ(a->user_count(), 1);
+  EXPECT_EQ(b->user_count(), 1);
+  // Appended in unique-id order after the originals.
+  std::vector<std::string> tail;
+  e->ForEachInstruction([&](Instruction* i) {
+    if (i->name().rfind("det_", 0) == 0) tail.push_back(i->name());
+  });
+  EXPECT_EQ(tail, (std::vector<std::string>{"det_a", "det_b", "det_d"}));
+  EXPECT_LT(a->unique_id(), b->unique_id());
+  EXPECT_LT(b->unique_id(), d->unique_id());
+  ExpectConsistentEdges(*m);
+}
+
+// Held out of order (AttachInstruction moves the last one into the gap):
+// still attached in unique-id order.
+TEST(ModuleTest, AttachDetachedIfSortsWhenHeldOutOfOrder) {
+  auto m = Parse(kModule);
+  Computation* e = m->entry_computation();
+  Instruction* p = e->FindInstruction("p");
+  std::vector<Instruction*> made;
+  for (const char* name : {"det_0", "det_1", "det_2", "det_3"}) {
+    auto i = std::make_unique<Instruction>(Opcode::kNegate, p->shape());
+    i->AppendOperand(p);
+    i->set_name(name);
+    made.push_back(e->AddDetachedInstruction(std::move(i)));
+  }
+  ASSERT_TRUE(e->AttachInstruction(made[0]).ok());  // det_3 moves first
+  e->AttachDetachedIf([](Instruction*) { return true; });
+  std::vector<std::string> order;
+  e->ForEachInstruction([&](Instruction* i) {
+    if (i->name().rfind("det_", 0) == 0) order.push_back(i->name());
+  });
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"det_0", "det_1", "det_2", "det_3"}));
+  ExpectConsistentEdges(*m);
+}
+
 TEST(ModuleTest, RemoveDeadInstructions) {
   auto m = Parse(kModule);
   Computation* e = m->entry_computation();

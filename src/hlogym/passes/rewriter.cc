@@ -694,30 +694,33 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
 
   // 1. Detached instructions that some candidate uses join the graph, in
   //    creation order (operands before users); the rest are discarded.
-  absl::flat_hash_set<Instruction*> keep;
+  //    Marked in their scratch slots (1: kept): a dry run over a whole
+  //    graph keeps tens of thousands.
+  for (Computation* c : computations_with_detached_) {
+    c->ForEachDetachedInstruction([](Instruction* i) { i->scratch = 0; });
+  }
   {
     std::vector<Instruction*> stack;
-    for (const Opportunity& o : opportunities_) {
-      Instruction* r = o.replacement;
-      if (r->is_detached() && keep.insert(r).second) stack.push_back(r);
-    }
+    auto keep = [&](Instruction* i) {
+      if (i->is_detached() && i->scratch == 0) {
+        i->scratch = 1;
+        stack.push_back(i);
+      }
+    };
+    for (const Opportunity& o : opportunities_) keep(o.replacement);
     while (!stack.empty()) {
       Instruction* i = stack.back();
       stack.pop_back();
-      for (Instruction* op : i->operands()) {
-        if (op->is_detached() && keep.insert(op).second) stack.push_back(op);
-      }
+      for (Instruction* op : i->operands()) keep(op);
     }
   }
-  std::vector<Instruction*> kept(keep.begin(), keep.end());
-  std::sort(kept.begin(), kept.end(), [](Instruction* a, Instruction* b) {
-    return a->unique_id() < b->unique_id();
-  });
-  for (Instruction* i : kept) {
-    HLOGYM_RETURN_IF_ERROR(i->parent()->AttachInstruction(i));
-  }
+  std::vector<Instruction*> kept;
   for (Computation* c : computations_with_detached_) {
-    c->DiscardDetachedInstructions();
+    c->AttachDetachedIf([&](Instruction* i) {
+      if (i->scratch != 1) return false;
+      kept.push_back(i);
+      return true;
+    });
   }
   computations_with_detached_.clear();
   // Held computations that kept instructions call (directly or through
