@@ -72,12 +72,7 @@ absl::Status Computation::AttachInstruction(Instruction* inst) {
 }
 
 void Computation::AttachInOrder(
-    std::vector<std::unique_ptr<Instruction>> kept,
-    std::vector<std::unique_ptr<Instruction>> dropped) {
-  ++version_;
-  // Unlink first: dropped instructions may use each other.
-  for (auto& d : dropped) d->DetachOperands();
-  dropped.clear();
+    std::vector<std::unique_ptr<Instruction>> kept) {
   // Usually in order already (held in the order they were made).
   auto by_id = [](const std::unique_ptr<Instruction>& a,
                   const std::unique_ptr<Instruction>& b) {

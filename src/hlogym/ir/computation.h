@@ -50,19 +50,19 @@ class Computation {
     for (const auto& d : detached_) f(d.get());
   }
   // Attaches the detached instructions `keep` accepts, in unique-id order,
-  // and deletes the others: AttachInstruction for each kept one, then
-  // DiscardDetachedInstructions, without their per-call bookkeeping (a
-  // dry run over a whole graph attaches tens of thousands). The kept ones'
-  // detached operands must be kept too.
+  // and deletes the others (DiscardDetachedInstructions): AttachInstruction
+  // for each kept one without its per-call bookkeeping (a dry run over a
+  // whole graph attaches tens of thousands). The kept ones' detached
+  // operands must be kept too.
   template <typename Keep>
   void AttachDetachedIf(Keep&& keep) {
     std::vector<std::unique_ptr<Instruction>> kept;
-    std::vector<std::unique_ptr<Instruction>> dropped;
     for (auto& d : detached_) {
-      (keep(d.get()) ? kept : dropped).push_back(std::move(d));
+      if (keep(d.get())) kept.push_back(std::move(d));
     }
-    detached_.clear();
-    AttachInOrder(std::move(kept), std::move(dropped));
+    std::erase(detached_, nullptr);
+    DiscardDetachedInstructions();
+    AttachInOrder(std::move(kept));
   }
   int64_t detached_instruction_count() const {
     return static_cast<int64_t>(detached_.size());
@@ -202,8 +202,7 @@ class Computation {
   bool is_async_wrapper_ = false;
   std::vector<std::unique_ptr<Instruction>> slots_;  // nullptr = removed
   std::vector<std::unique_ptr<Instruction>> detached_;
-  void AttachInOrder(std::vector<std::unique_ptr<Instruction>> kept,
-                     std::vector<std::unique_ptr<Instruction>> dropped);
+  void AttachInOrder(std::vector<std::unique_ptr<Instruction>> kept);
   int64_t live_count_ = 0;
   std::vector<Instruction*> parameters_;
   uint64_t version_ = 0;
