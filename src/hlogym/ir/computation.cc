@@ -422,31 +422,39 @@ void Computation::RecordPassMemo(uint32_t pass_bit) const {
 
 ReachabilityIndex::ReachabilityIndex(const Computation& computation)
     : computation_(&computation) {
-  std::vector<Instruction*> po = computation.MakeInstructionPostOrder();
-  order_.assign(po.begin(), po.end());
+  const std::vector<Instruction*>& po = computation.InstructionPostOrder();
   int64_t max_slot = 0;
   for (const Instruction* i : po)
     max_slot = std::max<int64_t>(max_slot, i->slot_);
   position_by_slot_.assign(max_slot + 1, -1);
   for (size_t i = 0; i < po.size(); ++i) {
-    position_by_slot_[po[i]->slot_] = static_cast<int64_t>(i);
+    position_by_slot_[po[i]->slot_] = static_cast<int32_t>(i);
   }
   // low_[p]: the smallest position among the instruction at p and
   // everything it depends on. If `to` depends on `from`, all `from`
   // depends on `to` does too, so low(to) <= low(from): most unrelated
   // pairs fail that test at once, and searches skip every instruction that
   // fails it (on large models most of a position window does).
+  // The dependencies' positions are kept as one flat array, so searches
+  // walk plain integers instead of the instructions' edge lists.
   low_.resize(po.size());
+  edge_start_.resize(po.size() + 1);
+  edges_.reserve(po.size() * 2);
   for (size_t i = 0; i < po.size(); ++i) {
+    edge_start_[i] = static_cast<int32_t>(edges_.size());
     int64_t low = static_cast<int64_t>(i);
     auto take = [&](const Instruction* dep) {
+      if (dep->parent() != computation_) return;
       const int64_t p = Position(dep);
-      if (p >= 0) low = std::min(low, low_[p]);
+      if (p < 0) return;
+      low = std::min<int64_t>(low, low_[p]);
+      edges_.push_back(static_cast<int32_t>(p));
     };
     for (const Instruction* op : po[i]->operands()) take(op);
     for (const Instruction* op : po[i]->control_predecessors()) take(op);
-    low_[i] = low;
+    low_[i] = static_cast<int32_t>(low);
   }
+  edge_start_[po.size()] = static_cast<int32_t>(edges_.size());
   visited_.assign(po.size(), 0);
 }
 
@@ -478,7 +486,7 @@ bool ReachabilityIndex::ReachesAny(
     generation_ = 1;
   }
   const int64_t from_low = low_[lo];
-  std::vector<const Instruction*>& stack = stack_;
+  std::vector<int32_t>& stack = stack_;
   stack.clear();
   for (const Instruction* t : to) {
     if (t == from) return true;
@@ -488,28 +496,20 @@ bool ReachabilityIndex::ReachesAny(
       continue;
     }
     visited_[hi] = generation_;
-    stack.push_back(t);
+    stack.push_back(static_cast<int32_t>(hi));
   }
   while (!stack.empty()) {
-    const Instruction* i = stack.back();
+    const int32_t i = stack.back();
     stack.pop_back();
     ++work_;
-    auto consider = [&](const Instruction* dep) {
-      if (dep->parent() != computation_) return false;
-      if (dep == from) return true;
-      int64_t p = Position(dep);
+    for (int32_t e = edge_start_[i]; e < edge_start_[i + 1]; ++e) {
+      const int32_t p = edges_[e];
+      if (p == lo) return true;
       if (p < lo || low_[p] > from_low || visited_[p] == generation_) {
-        return false;
+        continue;
       }
       visited_[p] = generation_;
-      stack.push_back(dep);
-      return false;
-    };
-    for (const Instruction* op : i->operands()) {
-      if (consider(op)) return true;
-    }
-    for (const Instruction* op : i->control_predecessors()) {
-      if (consider(op)) return true;
+      stack.push_back(p);
     }
   }
   return false;
@@ -561,19 +561,15 @@ ReachabilityIndex::Matrix ReachabilityIndex::Among(
   std::vector<char> nonempty(span, 0);
   size_t next = 0;
   for (int64_t p = lo; p <= hi; ++p) {
-    const Instruction* inst = order_[p];
     uint64_t* row = bits.data() + (p - lo) * words;
     bool any = false;
-    auto take = [&](const Instruction* dep) {
-      if (dep->parent() != computation_) return;
-      const int64_t q = Position(dep);
-      if (q < lo || q >= p || !nonempty[q - lo]) return;
+    for (int32_t e = edge_start_[p]; e < edge_start_[p + 1]; ++e) {
+      const int64_t q = edges_[e];
+      if (q < lo || q >= p || !nonempty[q - lo]) continue;
       const uint64_t* src = bits.data() + (q - lo) * words;
       for (size_t w = 0; w < words; ++w) row[w] |= src[w];
       any = true;
-    };
-    for (const Instruction* op : inst->operands()) take(op);
-    for (const Instruction* op : inst->control_predecessors()) take(op);
+    }
     for (; next < members.size() && members[next].first == p; ++next) {
       const size_t k = members[next].second;
       row[k / 64] |= uint64_t{1} << (k % 64);

@@ -262,12 +262,17 @@ class ReachabilityIndex {
   int64_t SearchWork() const { return work_; }
 
  private:
-  std::vector<const Instruction*> order_;
-  std::vector<int64_t> position_by_slot_;
-  std::vector<int64_t> low_;  // by position; see the constructor
+  // Positions are 32-bit: the searches read these arrays at random, so
+  // their size is what the cache holds.
+  std::vector<int32_t> position_by_slot_;
+  std::vector<int32_t> low_;  // by position; see the constructor
+  // Positions of the dependencies of the instruction at position p:
+  // edges_[edge_start_[p] .. edge_start_[p + 1]).
+  std::vector<int32_t> edge_start_;
+  std::vector<int32_t> edges_;
   mutable std::vector<uint32_t> visited_;
   mutable uint32_t generation_ = 0;
-  mutable std::vector<const Instruction*> stack_;
+  mutable std::vector<int32_t> stack_;
   mutable int64_t work_ = 0;
   const Computation* computation_;
 };

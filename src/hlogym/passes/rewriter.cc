@@ -352,40 +352,53 @@ class DynamicTopologicalOrder {
       all.push_back(i);
     });
     const int64_t n = static_cast<int64_t>(all.size());
-    // Distinct same-computation operands and users (control edges are
-    // distinct already).
-    auto for_operands = [](const Instruction* i, auto&& f) {
-      const InstructionVector& ops = i->operands();
-      for (size_t k = 0; k < ops.size(); ++k) {
-        if (ops[k]->parent() == i->parent() &&
-            std::find(ops.begin(), ops.begin() + k, ops[k]) ==
-                ops.begin() + k) {
-          f(ops[k]);
+    // The edges as index arrays, read from the instructions once: distinct
+    // same-computation operands and control predecessors of each index
+    // (control edges are distinct already), and the same edges reversed
+    // (users and control successors). The passes below walk only these.
+    std::vector<int32_t> op_start(n + 1), ops;
+    ops.reserve(2 * n);
+    std::vector<int32_t> user_start(n + 2, 0);
+    for (int64_t k = 0; k < n; ++k) {
+      op_start[k] = static_cast<int32_t>(ops.size());
+      const Instruction* i = all[k];
+      const InstructionVector& operands = i->operands();
+      for (size_t x = 0; x < operands.size(); ++x) {
+        if (operands[x]->parent() == i->parent() &&
+            std::find(operands.begin(), operands.begin() + x, operands[x]) ==
+                operands.begin() + x) {
+          ops.push_back(static_cast<int32_t>(operands[x]->scratch));
         }
       }
-      for (Instruction* o : i->control_predecessors()) f(o);
-    };
-    auto for_users = [](const Instruction* i, auto&& f) {
-      for (Instruction* u : i->users()) {
-        if (u->parent() == i->parent()) f(u);
+      for (const Instruction* o : i->control_predecessors()) {
+        ops.push_back(static_cast<int32_t>(o->scratch));
       }
-      for (Instruction* u : i->control_successors()) f(u);
-    };
+    }
+    op_start[n] = static_cast<int32_t>(ops.size());
+    for (int32_t j : ops) ++user_start[j + 2];
+    for (int64_t k = 2; k < n + 2; ++k) user_start[k] += user_start[k - 1];
+    std::vector<int32_t> users(ops.size());
+    for (int64_t k = 0; k < n; ++k) {
+      for (int32_t e = op_start[k]; e < op_start[k + 1]; ++e) {
+        users[user_start[ops[e] + 1]++] = static_cast<int32_t>(k);
+      }
+    }
+    // Now users of j are users[user_start[j] .. user_start[j + 1]).
     // Height (longest path to a sink), sinks first (Kahn's algorithm
     // backwards).
     std::vector<int64_t> pending(n, 0), height(n, 0), queue;
     queue.reserve(n);
     for (int64_t k = 0; k < n; ++k) {
-      for_users(all[k], [&](Instruction*) { ++pending[k]; });
+      pending[k] = user_start[k + 1] - user_start[k];
       if (pending[k] == 0) queue.push_back(k);
     }
     for (size_t q = 0; q < queue.size(); ++q) {
       const int64_t k = queue[q];
-      for_operands(all[k], [&](Instruction* o) {
-        const int64_t j = o->scratch;
+      for (int32_t e = op_start[k]; e < op_start[k + 1]; ++e) {
+        const int64_t j = ops[e];
         height[j] = std::max(height[j], height[k] + 1);
         if (--pending[j] == 0) queue.push_back(j);
-      });
+      }
     }
     // Forwards: a new instruction is placed as soon as it is ready; of
     // the ready originals the highest goes first (a bucket queue by
@@ -404,7 +417,7 @@ class DynamicTopologicalOrder {
       top = std::max(top, height[k]);
     };
     for (int64_t k = 0; k < n; ++k) {
-      for_operands(all[k], [&](Instruction*) { ++pending[k]; });
+      pending[k] = op_start[k + 1] - op_start[k];
       if (pending[k] == 0) make_ready(k);
     }
     std::vector<Instruction*> placed;
@@ -421,9 +434,9 @@ class DynamicTopologicalOrder {
         bucket[top] = link[k];
       }
       placed.push_back(all[k]);
-      for_users(all[k], [&](Instruction* u) {
-        if (--pending[u->scratch] == 0) make_ready(u->scratch);
-      });
+      for (int32_t e = user_start[k]; e < user_start[k + 1]; ++e) {
+        if (--pending[users[e]] == 0) make_ready(users[e]);
+      }
     }
     // The graph is acyclic here (alternatives nodes, the only source of
     // cycles, are added through the check), so every instruction was
@@ -774,6 +787,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   absl::flat_hash_map<Computation*, std::unique_ptr<DynamicTopologicalOrder>>
       orders;
   std::vector<Instruction*> cands;
+  bool dropped_some = false;  // a candidate rejected or a use skipped
   for (size_t first = 0, end; first < opportunities_.size(); first = end) {
     const UseKey key = opportunities_[first].key;
     end = first + 1;
@@ -782,7 +796,10 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     }
     // A use may have been recorded for a user that is gone or no longer
     // uses the original (not possible in a dry run, but be safe).
-    if (key.user != nullptr && !key.user->IsUserOf(key.original)) continue;
+    if (key.user != nullptr && !key.user->IsUserOf(key.original)) {
+      dropped_some = true;
+      continue;
+    }
     Computation* c = key.original->parent();
     std::unique_ptr<DynamicTopologicalOrder>& order = orders[c];
     if (order == nullptr) {
@@ -795,6 +812,7 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
       Instruction* r = opportunities_[k].replacement;
       if (key.user != nullptr && !order->AddEdgeUnlessCycle(r, key.user)) {
         ++stats.rejected_cyclic;
+        dropped_some = true;
       } else {
         cands.push_back(r);
       }
@@ -806,17 +824,23 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   }
 
   // 3. Candidates that were rejected may have left instructions unused.
-  for (Computation* c : touched) {
+  //    Otherwise every kept instruction feeds an alternatives node. Only
+  //    kept instructions can be unused: every other instruction this run
+  //    made was discarded in step 1 (so the graph itself is not swept).
+  if (dropped_some) {
     std::vector<std::pair<int64_t, Instruction*>> dead;
-    c->ForEachInstruction([&](Instruction* i) {
-      if (IsNew(i) && i->user_count() == 0 && i != c->root_instruction() &&
-          i->opcode() != Opcode::kAlternatives && !Pinned(i)) {
-        dead.push_back({i->unique_id(), i});
+    for (Computation* c : touched) {
+      dead.clear();
+      for (Instruction* i : kept) {
+        if (i->parent() == c && i->user_count() == 0 &&
+            i != c->root_instruction() && !Pinned(i)) {
+          dead.push_back({i->unique_id(), i});
+        }
       }
-    });
-    for (auto [id, d] : dead) {
-      if (!removed_.contains(id) && d->user_count() == 0) {
-        HLOGYM_RETURN_IF_ERROR(RemoveWithUnusedOperands(d));
+      for (auto [id, d] : dead) {
+        if (!removed_.contains(id) && d->user_count() == 0) {
+          HLOGYM_RETURN_IF_ERROR(RemoveWithUnusedOperands(d));
+        }
       }
     }
   }
