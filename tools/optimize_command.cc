@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "hlogym/ir/parallel.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/search/optimize.h"
 #include "hlogym/text/parser.h"
@@ -234,10 +235,7 @@ int RunBench(const BenchArgs& a) {
            "out\n";
     csv.flush();
   }
-  const int jobs =
-      a.jobs > 0
-          ? a.jobs
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(Parallelism());
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::vector<Row> rows;
@@ -328,7 +326,8 @@ void AddCommon(CLI::App* cmd, CommonArgs* c) {
   cmd->add_option("--device", c->device,
                   "Device of the performance model (default h100)");
   cmd->add_option("--threads", c->threads,
-                  "Threads per search for f-MCTS rollouts (0 = every core; "
+                  "Threads per search for f-MCTS rollouts (0 = every core, or "
+                  "HLOGYM_THREADS; "
                   "bench-agents uses 1 per job when --jobs > 1). Results do "
                   "not depend on it")
       ->check(CLI::NonNegativeNumber);
@@ -367,7 +366,7 @@ void AddOptimizeCommands(CLI::App& app) {
   bench->add_option("--agents", bargs->agents,
                     "Comma-separated agents (default pick-first,beam,fmcts)");
   bench->add_option("--jobs", bargs->jobs,
-                    "Parallel workers (default: all cores)");
+                    "Parallel workers (default: all cores, or HLOGYM_THREADS)");
   bench->add_option("--out", bargs->out,
                     "CSV of every (graph, agent) result, flushed as they "
                     "finish");

@@ -47,6 +47,7 @@ struct PySearchResult {
   int64_t states_visited = 0;
   double search_seconds = 0;
   bool timed_out = false;
+  int64_t threads = 1;
 };
 
 // Python objects held by callbacks that agents may copy on any thread: the
@@ -191,6 +192,7 @@ PySearchResult Search(const Env& env, const std::string& agent_name,
   out.states_visited = r.states_visited;
   out.search_seconds = r.search_seconds;
   out.timed_out = r.timed_out;
+  out.threads = r.threads;
   return out;
 }
 
@@ -261,6 +263,8 @@ call; fork() returns an independent Env.)doc")
       .def_readonly("states_visited", &PySearchResult::states_visited)
       .def_readonly("search_seconds", &PySearchResult::search_seconds)
       .def_readonly("timed_out", &PySearchResult::timed_out)
+      .def_readonly("threads", &PySearchResult::threads,
+                    "threads the search ran on")
       .def("__repr__", [](const PySearchResult& r) {
         return StrCat("SearchResult(best_seconds=", r.best_seconds,
                       ", steps=", r.trajectory.size(),

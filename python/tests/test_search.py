@@ -58,6 +58,8 @@ def test_fmcts_threads_do_not_change_the_result():
     assert runs[0].trajectory == runs[1].trajectory
     assert runs[0].best_seconds == runs[1].best_seconds
     assert runs[0].evaluations == runs[1].evaluations
+    assert [r.threads for r in runs] == [1, 2]
+    assert hlogym.search(started(CHAIN), "pick-first").threads == 1
     with pytest.raises(ValueError, match="threads must be >= 0"):
         hlogym.search(started(CHAIN), "fmcts", threads=-1)
 

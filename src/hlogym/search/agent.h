@@ -56,8 +56,9 @@ struct AgentOptions {
   int64_t mcts_min_budget = 50;
   int64_t mcts_rollouts = 5;
   int64_t mcts_rollout_length = 10;
-  // Threads running a leaf's rollouts (0: every hardware thread). Results
-  // do not depend on it: each rollout has its own seeded generator.
+  // Threads running a leaf's rollouts (0: Parallelism(), so every hardware
+  // thread unless HLOGYM_THREADS caps it). Results do not depend on it:
+  // each rollout has its own seeded generator.
   int64_t threads = 0;
   PolicyValueFn prior;  // empty: uniform priors, rollout values
   std::function<void(const SearchProgress&)> progress;
@@ -73,6 +74,7 @@ struct SearchResult {
   int64_t states_visited = 0;  // distinct states (by DagHash) expanded
   double search_seconds = 0;   // wall time
   bool timed_out = false;
+  int64_t threads = 1;  // threads the search ran on
 };
 
 class Agent {

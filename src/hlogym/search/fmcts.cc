@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <thread>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
@@ -632,9 +631,7 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   if (!tree_->root()->done) {
     HLOGYM_RETURN_IF_ERROR(CompleteWithPickFirst(*tree_->root()));
   }
-  threads_ = o_.threads > 0
-                 ? o_.threads
-                 : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  threads_ = o_.threads > 0 ? o_.threads : Parallelism();
   if (o_.prior || o_.mcts_rollouts <= 1) threads_ = 1;
   worker_resources_.resize(threads_);
   pool_ = std::make_unique<ThreadPool>(threads_);
@@ -702,6 +699,7 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   stats_->tree_states = tree_->size();
   stats_->merged_edges = tree_->merged_edges();
   result.search_seconds = Elapsed();
+  result.threads = threads_;
   return result;
 }
 

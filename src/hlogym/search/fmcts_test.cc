@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hlogym/env/test_modules.h"
+#include "hlogym/ir/parallel.h"
 #include "hlogym/ir/str_util.h"
 
 namespace hlogym {
@@ -392,6 +393,40 @@ TEST(Fmcts, ThreadCountDoesNotChangeTheResult) {
   bad.threads = -1;
   std::unique_ptr<Env> start = Start(kChain);
   EXPECT_FALSE(FmctsAgent(bad).Search(*start).ok());
+}
+
+// Threads 0 takes the process's Parallelism(), which HLOGYM_THREADS and
+// SetParallelism cap; a given count is kept; a prior runs on one thread.
+TEST(Fmcts, DefaultThreadCountFollowsParallelism) {
+  std::unique_ptr<Env> start = Start(kChain);
+  ASSERT_NE(start, nullptr);
+  auto threads_of = [&](int64_t threads, bool prior) -> int64_t {
+    AgentOptions o;
+    o.seed = 3;
+    o.budget = 8;
+    o.threads = threads;
+    if (prior) {
+      o.prior = [](const Env& env) -> absl::StatusOr<PolicyValue> {
+        PolicyValue pv;
+        for (int64_t c : env.ChoiceCounts()) {
+          pv.priors.push_back(std::vector<double>(c, 1.0 / c));
+        }
+        return pv;
+      };
+    }
+    absl::StatusOr<SearchResult> r = FmctsAgent(o).Search(*start);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->threads : -1;
+  };
+  SetParallelism(3);
+  EXPECT_EQ(threads_of(0, false), 3);
+  EXPECT_EQ(threads_of(2, false), 2);
+  EXPECT_EQ(threads_of(0, true), 1);
+  SetParallelism(1);
+  EXPECT_EQ(threads_of(0, false), 1);
+  EXPECT_EQ(threads_of(4, false), 4);
+  SetParallelism(0);
+  EXPECT_EQ(threads_of(0, false), Parallelism());
 }
 
 // In a pipeline that pauses at several runs of one pass, a state can keep

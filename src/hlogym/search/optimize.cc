@@ -116,6 +116,7 @@ absl::StatusOr<OptimizeReport> Optimize(
   rep.steps = static_cast<int64_t>(sr.trajectory.size());
   rep.search_seconds = sr.search_seconds;
   rep.timed_out = sr.timed_out;
+  rep.threads = sr.threads;
   rep.optimized = sr.best->module().Clone();
   if (options.check_output) {
     rep.equal_output = CheckOutputs(*rep.optimized, module, options.check_seed,
@@ -154,6 +155,7 @@ std::string OptimizeReport::ToJson(int indent) const {
   j["steps"] = steps;
   j["search_seconds"] = search_seconds;
   j["timed_out"] = timed_out;
+  j["threads"] = threads;
   return j.dump(indent);
 }
 

@@ -60,6 +60,7 @@ struct OptimizeReport {
   int64_t steps = 0;
   double search_seconds = 0;
   bool timed_out = false;
+  int64_t threads = 1;  // threads the search ran on
   std::unique_ptr<Module> optimized;
 
   // The report's fields as one JSON object (`indent` < 0: one line).
