@@ -444,8 +444,7 @@ ReachabilityIndex::ReachabilityIndex(const Computation& computation)
     edge_start_[i] = static_cast<int32_t>(edges_.size());
     int64_t low = static_cast<int64_t>(i);
     auto take = [&](const Instruction* dep) {
-      if (dep->parent() != computation_) return;
-      const int64_t p = Position(dep);
+      const int64_t p = Position(dep);  // -1 outside this computation
       if (p < 0) return;
       low = std::min<int64_t>(low, low_[p]);
       edges_.push_back(static_cast<int32_t>(p));

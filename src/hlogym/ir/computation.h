@@ -193,6 +193,8 @@ class Computation {
   friend class Instruction;
 
   void CompactIfSparse();
+  // Attaches `kept` (detached instructions) in unique-id order.
+  void AttachInOrder(std::vector<std::unique_ptr<Instruction>> kept);
 
   std::string name_;
   std::string execution_thread_;
@@ -202,7 +204,6 @@ class Computation {
   bool is_async_wrapper_ = false;
   std::vector<std::unique_ptr<Instruction>> slots_;  // nullptr = removed
   std::vector<std::unique_ptr<Instruction>> detached_;
-  void AttachInOrder(std::vector<std::unique_ptr<Instruction>> kept);
   int64_t live_count_ = 0;
   std::vector<Instruction*> parameters_;
   uint64_t version_ = 0;
