@@ -343,6 +343,9 @@ class DynamicTopologicalOrder {
   // lifetime. The initial order puts instructions this run created
   // (`is_new`) as early as their operands allow and the originals as late
   // as their users allow: then most added edges already point forward.
+  // The searches run on index arrays only (the graph's edges, read once,
+  // and the edges added since): reading instructions scattered over the
+  // heap is what a check would otherwise spend its time on.
   template <typename IsNew>
   DynamicTopologicalOrder(const Computation& c, IsNew is_new) {
     std::vector<Instruction*> all;
@@ -355,47 +358,50 @@ class DynamicTopologicalOrder {
     // The edges as index arrays, read from the instructions once: distinct
     // same-computation operands and control predecessors of each index
     // (control edges are distinct already), and the same edges reversed
-    // (users and control successors). The passes below walk only these.
-    std::vector<int32_t> op_start(n + 1), ops;
-    ops.reserve(2 * n);
-    std::vector<int32_t> user_start(n + 2, 0);
+    // (users and control successors).
+    std::vector<uint8_t> fresh_index(n);
+    op_start_.resize(n + 1);
+    ops_.reserve(2 * n);
+    user_start_.assign(n + 2, 0);
     for (int64_t k = 0; k < n; ++k) {
-      op_start[k] = static_cast<int32_t>(ops.size());
+      op_start_[k] = static_cast<int32_t>(ops_.size());
       const Instruction* i = all[k];
+      fresh_index[k] = is_new(i) ? 1 : 0;
       const InstructionVector& operands = i->operands();
       for (size_t x = 0; x < operands.size(); ++x) {
         if (operands[x]->parent() == i->parent() &&
             std::find(operands.begin(), operands.begin() + x, operands[x]) ==
                 operands.begin() + x) {
-          ops.push_back(static_cast<int32_t>(operands[x]->scratch));
+          ops_.push_back(static_cast<int32_t>(operands[x]->scratch));
         }
       }
       for (const Instruction* o : i->control_predecessors()) {
-        ops.push_back(static_cast<int32_t>(o->scratch));
+        ops_.push_back(static_cast<int32_t>(o->scratch));
       }
     }
-    op_start[n] = static_cast<int32_t>(ops.size());
-    for (int32_t j : ops) ++user_start[j + 2];
-    for (int64_t k = 2; k < n + 2; ++k) user_start[k] += user_start[k - 1];
-    std::vector<int32_t> users(ops.size());
+    op_start_[n] = static_cast<int32_t>(ops_.size());
+    for (int32_t j : ops_) ++user_start_[j + 2];
+    for (int64_t k = 2; k < n + 2; ++k) user_start_[k] += user_start_[k - 1];
+    users_.resize(ops_.size());
     for (int64_t k = 0; k < n; ++k) {
-      for (int32_t e = op_start[k]; e < op_start[k + 1]; ++e) {
-        users[user_start[ops[e] + 1]++] = static_cast<int32_t>(k);
+      for (int32_t e = op_start_[k]; e < op_start_[k + 1]; ++e) {
+        users_[user_start_[ops_[e] + 1]++] = static_cast<int32_t>(k);
       }
     }
-    // Now users of j are users[user_start[j] .. user_start[j + 1]).
+    user_start_.pop_back();
+    // Now users of j are users_[user_start_[j] .. user_start_[j + 1]).
     // Height (longest path to a sink), sinks first (Kahn's algorithm
     // backwards).
     std::vector<int64_t> pending(n, 0), height(n, 0), queue;
     queue.reserve(n);
     for (int64_t k = 0; k < n; ++k) {
-      pending[k] = user_start[k + 1] - user_start[k];
+      pending[k] = user_start_[k + 1] - user_start_[k];
       if (pending[k] == 0) queue.push_back(k);
     }
     for (size_t q = 0; q < queue.size(); ++q) {
       const int64_t k = queue[q];
-      for (int32_t e = op_start[k]; e < op_start[k + 1]; ++e) {
-        const int64_t j = ops[e];
+      for (int32_t e = op_start_[k]; e < op_start_[k + 1]; ++e) {
+        const int64_t j = ops_[e];
         height[j] = std::max(height[j], height[k] + 1);
         if (--pending[j] == 0) queue.push_back(j);
       }
@@ -408,7 +414,7 @@ class DynamicTopologicalOrder {
     std::vector<int64_t> bucket(max_height + 1, -1), link(n, -1), fresh;
     int64_t top = -1;
     auto make_ready = [&](int64_t k) {
-      if (is_new(all[k])) {
+      if (fresh_index[k]) {
         fresh.push_back(k);
         return;
       }
@@ -417,11 +423,15 @@ class DynamicTopologicalOrder {
       top = std::max(top, height[k]);
     };
     for (int64_t k = 0; k < n; ++k) {
-      pending[k] = op_start[k + 1] - op_start[k];
+      pending[k] = op_start_[k + 1] - op_start_[k];
       if (pending[k] == 0) make_ready(k);
     }
-    std::vector<Instruction*> placed;
-    placed.reserve(n);
+    // The order as a list over the indices (they stay the instructions'
+    // indices: nothing is renumbered).
+    prev_.assign(n, -1);
+    next_.assign(n, -1);
+    head_ = -1;
+    int64_t last = -1;
     while (true) {
       int64_t k;
       if (!fresh.empty()) {
@@ -433,40 +443,48 @@ class DynamicTopologicalOrder {
         k = bucket[top];
         bucket[top] = link[k];
       }
-      placed.push_back(all[k]);
-      for (int32_t e = user_start[k]; e < user_start[k + 1]; ++e) {
-        if (--pending[users[e]] == 0) make_ready(users[e]);
+      if (last >= 0) {
+        next_[last] = k;
+      } else {
+        head_ = k;
+      }
+      prev_[k] = last;
+      last = k;
+      for (int32_t e = user_start_[k]; e < user_start_[k + 1]; ++e) {
+        if (--pending[users_[e]] == 0) make_ready(users_[e]);
       }
     }
     // The graph is acyclic here (alternatives nodes, the only source of
     // cycles, are added through the check), so every instruction was
     // placed.
-    const int64_t m = static_cast<int64_t>(placed.size());
-    for (int64_t k = 0; k < m; ++k) placed[k]->scratch = k;
-    label_.resize(m);
-    prev_.resize(m);
-    next_.resize(m);
-    for (int64_t k = 0; k < m; ++k) {
-      prev_[k] = k - 1;
-      next_[k] = k + 1 < m ? k + 1 : -1;
-    }
+    label_.resize(n);
     Relabel();
-    back_.visited.assign(m, 0);
-    on_.visited.assign(m, 0);
-  }
-
-  // An alternatives node added after construction: placed right before its
-  // user, moving with it.
-  static void MarkVirtual(Instruction* alternatives) {
-    alternatives->scratch = kVirtual;
+    added_forward_.assign(n, -1);
+    added_back_.assign(n, -1);
+    back_.visited.assign(n, 0);
+    on_.visited.assign(n, 0);
   }
 
   // Records that `from` now precedes `to`, unless `from` depends on `to`
   // (the edge would close a cycle): then returns false and changes
-  // nothing.
-  bool AddEdgeUnlessCycle(Instruction* from, Instruction* to) {
-    if (from == to) return false;
-    const uint64_t lo = Label(to), hi = Label(from);
+  // nothing. Both are instructions of the computation the order was built
+  // on; an accepted edge joins the graph the later checks search.
+  bool AddEdgeUnlessCycle(const Instruction* from_inst,
+                          const Instruction* to_inst) {
+    if (from_inst == to_inst) return false;
+    const int32_t from = static_cast<int32_t>(from_inst->scratch);
+    const int32_t to = static_cast<int32_t>(to_inst->scratch);
+    if (!WouldKeepOrder(from, to)) return false;
+    AddEdge(from, to);
+    return true;
+  }
+
+ private:
+  // Past every label (Relabel uses labels below 2^62).
+  static constexpr uint64_t kEnd = uint64_t{1} << 63;
+
+  bool WouldKeepOrder(int32_t from, int32_t to) {
+    const uint64_t lo = label_[to], hi = label_[from];
     if (hi < lo) return true;
     // A path to -> from lies entirely in the window [lo, hi]. Two searches
     // run in lockstep: back from `from` (its ancestors in the window) and
@@ -481,33 +499,29 @@ class DynamicTopologicalOrder {
       s->stack.clear();
       s->found.clear();
     }
-    Push(back_, from, /*forward=*/false);
-    Push(on_, to, /*forward=*/true);
+    Push(back_, from);
+    Push(on_, to);
     while (true) {
       if (back_.stack.empty()) {
-        MoveBefore(back_.found, to->scratch);
+        MoveBefore(back_.found, to);
         return true;
       }
       if (Step(back_, to, /*forward=*/false)) return false;
       if (on_.stack.empty()) {
-        MoveAfter(on_.found, from->scratch);
+        MoveAfter(on_.found, from);
         return true;
       }
       if (Step(on_, from, /*forward=*/true)) return false;
     }
   }
 
- private:
-  static constexpr int64_t kVirtual = -1;
-  // Past every label (Relabel uses labels below 2^62).
-  static constexpr uint64_t kEnd = uint64_t{1} << 63;
-
-  uint64_t Label(const Instruction* i) const {
-    if (i->scratch != kVirtual) return label_[i->scratch];
-    // An added alternatives node: its user's place (the root has none:
-    // it is last).
-    if (i->user_count() == 1) return Label(i->users()[0]);
-    return std::numeric_limits<uint64_t>::max();
+  // The edges added after construction, as linked lists per node through
+  // one pool (a few thousand in a whole-graph dry run).
+  void AddEdge(int32_t from, int32_t to) {
+    added_.push_back({to, added_forward_[from]});
+    added_forward_[from] = static_cast<int32_t>(added_.size() - 1);
+    added_.push_back({from, added_back_[to]});
+    added_back_[to] = static_cast<int32_t>(added_.size() - 1);
   }
 
   // Even labels over the whole list (rare: a gap runs out only after
@@ -546,42 +560,42 @@ class DynamicTopologicalOrder {
 
   // One search direction: the nodes to expand and those found.
   struct Search {
-    std::vector<Instruction*> stack;
-    std::vector<int64_t> found;     // indices
+    std::vector<int32_t> stack;
+    std::vector<int64_t> found;
     std::vector<uint32_t> visited;  // by index: the epoch that saw it
   };
 
   // Expands one node; true if it is `target` (a cycle).
-  bool Step(Search& s, const Instruction* target, bool forward) {
-    Instruction* i = s.stack.back();
+  bool Step(Search& s, int32_t target, bool forward) {
+    const int32_t k = s.stack.back();
     s.stack.pop_back();
-    if (i == target) return true;
-    s.found.push_back(i->scratch);
-    Expand(s, i, forward);
+    if (k == target) return true;
+    s.found.push_back(k);
+    if (forward) {
+      for (int32_t e = user_start_[k]; e < user_start_[k + 1]; ++e) {
+        Push(s, users_[e]);
+      }
+      for (int32_t e = added_forward_[k]; e >= 0; e = added_[e].next) {
+        Push(s, added_[e].node);
+      }
+    } else {
+      for (int32_t e = op_start_[k]; e < op_start_[k + 1]; ++e) {
+        Push(s, ops_[e]);
+      }
+      for (int32_t e = added_back_[k]; e >= 0; e = added_[e].next) {
+        Push(s, added_[e].node);
+      }
+    }
     return false;
   }
-  void Expand(Search& s, const Instruction* i, bool forward) {
-    if (forward) {
-      for (Instruction* u : i->users()) Push(s, u, true);
-      for (Instruction* u : i->control_successors()) Push(s, u, true);
-    } else {
-      for (Instruction* o : i->operands()) Push(s, o, false);
-      for (Instruction* o : i->control_predecessors()) Push(s, o, false);
-    }
-  }
-  // Queues `i` if it lies in the window and is not yet visited; an added
-  // alternatives node is passed through.
-  void Push(Search& s, Instruction* i, bool forward) {
-    if (i->scratch == kVirtual) {
-      Expand(s, i, forward);
-      return;
-    }
-    const uint64_t l = label_[i->scratch];
+  // Queues `k` if it lies in the window and is not yet visited.
+  void Push(Search& s, int32_t k) {
+    const uint64_t l = label_[k];
     if (l < lo_ || l > hi_) return;
-    uint32_t& mark = s.visited[i->scratch];
+    uint32_t& mark = s.visited[k];
     if (mark == epoch_) return;
     mark = epoch_;
-    s.stack.push_back(i);
+    s.stack.push_back(k);
   }
 
   // Moves `run` (indices), in label order, to just before `anchor`.
@@ -624,9 +638,18 @@ class DynamicTopologicalOrder {
     for (int64_t k : run) label_[k] = l += step;
   }
 
-  std::vector<uint64_t> label_;       // by index: order labels
+  // The graph: operands (with control predecessors) and users (with
+  // control successors) of each index, and the edges added since.
+  std::vector<int32_t> op_start_, ops_, user_start_, users_;
+  struct AddedEdge {
+    int32_t node;
+    int32_t next;  // -1: the list's end
+  };
+  std::vector<AddedEdge> added_;
+  std::vector<int32_t> added_forward_, added_back_;  // list heads by index
+  std::vector<uint64_t> label_;                      // by index: order labels
   std::vector<int64_t> prev_, next_;  // by index: the order as a list
-  int64_t head_ = 0;
+  int64_t head_ = -1;
   Search back_, on_;  // from `from` backwards, from `to` onwards
   uint32_t epoch_ = 0;
   uint64_t lo_ = 0, hi_ = 0;
@@ -773,7 +796,6 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
     alt->AppendOperand(orig);
     for (Instruction* r : cands) alt->AppendOperand(r);
     Instruction* a = c->AddInstruction(std::move(alt));
-    DynamicTopologicalOrder::MarkVirtual(a);
     if (key.user == nullptr) {
       c->set_root_instruction(a);
       return absl::OkStatus();
