@@ -696,7 +696,14 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
       std::vector<uint32_t> fill(start.begin(), start.end() - 1);
       for (size_t k = 0; k < n; ++k) order[fill[keys[k].original - lo]++] = k;
       for (size_t b = 0; b + 1 < start.size(); ++b) {
-        // Insertion sort: an original has a few records.
+        // Insertion sort: an original usually has a few records. One with
+        // many (a producer whose duplicated bodies feed thousands of
+        // candidates) is sorted in O(n log n).
+        if (start[b + 1] - start[b] > 32) {
+          std::sort(order.begin() + start[b], order.begin() + start[b + 1],
+                    less);
+          continue;
+        }
         for (size_t k = start[b] + 1; k < start[b + 1]; ++k) {
           const size_t v = order[k];
           size_t j = k;

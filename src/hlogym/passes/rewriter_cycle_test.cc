@@ -4,6 +4,7 @@
 // the graph as it stands, in the documented order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <random>
@@ -167,6 +168,68 @@ TEST(CycleCheckTest, MatchesReferenceOnRandomGraphs) {
   // The generator must exercise both outcomes.
   EXPECT_GT(total_rejected, 100);
   EXPECT_GT(total_kept, 100);
+}
+
+// One original with many recorded uses (a producer whose candidates feed
+// hundreds of users): the alternatives nodes still come in the documented
+// order, users by unique id and each node's candidates by unique id, however
+// the pass recorded them.
+TEST(CycleCheckTest, ManyUsesOfOneOriginalKeepTheDocumentedOrder) {
+  constexpr int kUsers = 60;
+  std::string text = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n";
+  text += "  a = f32[2] negate(p)\n";
+  std::string list, shapes;
+  for (int k = 0; k < kUsers; ++k) {
+    text += StrCat("  use", k, " = f32[2] exponential(a)\n");
+    list += StrCat(k ? ", " : "", "use", k);
+    shapes += StrCat(k ? ", " : "", "f32[2]");
+  }
+  text += StrCat("  ROOT t = (", shapes, ") tuple(", list, ")\n}\n");
+  std::unique_ptr<Module> m = test::ParseAndVerify(text);
+  ASSERT_NE(m, nullptr);
+  Instruction* a = m->entry_computation()->FindInstruction("a");
+  Instruction* p = m->entry_computation()->FindInstruction("p");
+  std::vector<Instruction*> users(a->users().begin(), a->users().end());
+  std::mt19937 rng(7);
+  std::shuffle(users.begin(), users.end(), rng);
+  LambdaPass pass([&](Module*, Rewriter& rw) -> absl::StatusOr<bool> {
+    // Three candidates per use, recorded users in a shuffled order and
+    // each use's candidates newest first.
+    for (Instruction* u : users) {
+      Instruction* made[3];
+      for (Instruction*& c : made) {
+        HLOGYM_ASSIGN_OR_RETURN(c, MakeBinary(rw, Opcode::kMultiply, p, p));
+      }
+      for (int k = 2; k >= 0; --k) {
+        HLOGYM_RETURN_IF_ERROR(rw.ReplaceUseWith(a, u, made[k]).status());
+      }
+    }
+    return true;
+  });
+  absl::StatusOr<AugmentStats> stats = pass.RunDry(m.get());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->alternatives, kUsers);
+  EXPECT_EQ(stats->candidates, 3 * kUsers);
+  std::vector<const Instruction*> nodes;
+  m->entry_computation()->ForEachInstruction([&](Instruction* i) {
+    if (i->opcode() == Opcode::kAlternatives) nodes.push_back(i);
+  });
+  ASSERT_EQ(nodes.size(), static_cast<size_t>(kUsers));
+  // Inserted in key order: by the nodes' own ids, users ascend.
+  std::sort(nodes.begin(), nodes.end(),
+            [](const Instruction* x, const Instruction* y) {
+              return x->unique_id() < y->unique_id();
+            });
+  int64_t last_user = -1;
+  for (const Instruction* n : nodes) {
+    ASSERT_EQ(n->user_count(), 1);
+    EXPECT_GT(n->users()[0]->unique_id(), last_user);
+    last_user = n->users()[0]->unique_id();
+    ASSERT_EQ(n->operand_count(), 4);
+    EXPECT_EQ(n->operand(0), a);
+    EXPECT_LT(n->operand(1)->unique_id(), n->operand(2)->unique_id());
+    EXPECT_LT(n->operand(2)->unique_id(), n->operand(3)->unique_id());
+  }
 }
 
 }  // namespace
