@@ -856,20 +856,22 @@ absl::StatusOr<AugmentStats> Rewriter::Materialize() {
   //    Otherwise every kept instruction feeds an alternatives node. Only
   //    kept instructions can be unused: every other instruction this run
   //    made was discarded in step 1 (so the graph itself is not swept).
+  //    One walk over the kept ones: removing in one computation changes no
+  //    user count in another, so the order across computations is free.
   if (dropped_some) {
+    const absl::flat_hash_set<const Computation*> swept(touched.begin(),
+                                                        touched.end());
     std::vector<std::pair<int64_t, Instruction*>> dead;
-    for (Computation* c : touched) {
-      dead.clear();
-      for (Instruction* i : kept) {
-        if (i->parent() == c && i->user_count() == 0 &&
-            i != c->root_instruction() && !Pinned(i)) {
-          dead.push_back({i->unique_id(), i});
-        }
+    for (Instruction* i : kept) {
+      const Computation* c = i->parent();
+      if (i->user_count() == 0 && i != c->root_instruction() && !Pinned(i) &&
+          swept.contains(c)) {
+        dead.push_back({i->unique_id(), i});
       }
-      for (auto [id, d] : dead) {
-        if (!removed_.contains(id) && d->user_count() == 0) {
-          HLOGYM_RETURN_IF_ERROR(RemoveWithUnusedOperands(d));
-        }
+    }
+    for (auto [id, d] : dead) {
+      if (!removed_.contains(id) && d->user_count() == 0) {
+        HLOGYM_RETURN_IF_ERROR(RemoveWithUnusedOperands(d));
       }
     }
   }
