@@ -734,20 +734,40 @@ class FusionBuilder {
         }
       }
     }
-    std::sort(live_external.begin(), live_external.end());
-    live_external.erase(std::unique(live_external.begin(), live_external.end()),
-                        live_external.end());
     // In order of first use over all slots (liveness is per value, so the
-    // first use of a live value is its first use at all).
-    absl::InlinedVector<bool, 16> emitted(live_external.size(), false);
-    for (size_t i = 0; i < infos_.size(); ++i) {
+    // first use of a live value is its first use at all). A small open-
+    // addressing table finds the live values: every candidate of a dry run
+    // is planned, and a sorted vector's binary search mispredicts on
+    // every step. A value is in the table only until it is emitted.
+    size_t capacity = 16;
+    while (capacity < 2 * live_external.size()) capacity *= 2;
+    absl::InlinedVector<const Instruction*, 32> table(capacity, nullptr);
+    auto slot_of = [&](const Instruction* v) {
+      size_t h = (reinterpret_cast<uintptr_t>(v) >> 4) * 0x9E3779B97F4A7C15u;
+      h >>= 32;
+      for (size_t k = h & (capacity - 1);; k = (k + 1) & (capacity - 1)) {
+        if (table[k] == nullptr || table[k] == v) return k;
+      }
+    };
+    size_t pending = 0;
+    for (const Instruction* v : live_external) {
+      const size_t k = slot_of(v);
+      if (table[k] == nullptr) {
+        table[k] = v;
+        ++pending;
+      }
+    }
+    // Emitted values stay in the table, marked by this tag (never an
+    // instruction's address).
+    const Instruction* const kEmitted =
+        reinterpret_cast<const Instruction*>(uintptr_t{1});
+    for (size_t i = 0; i < infos_.size() && pending > 0; ++i) {
       for (Instruction* o : infos_[i].inst->operands()) {
-        auto it = std::lower_bound(live_external.begin(), live_external.end(),
-                                   static_cast<const Instruction*>(o));
-        if (it == live_external.end() || *it != o) continue;
-        bool& done = emitted[it - live_external.begin()];
-        if (done || Resolve(o).member != nullptr) continue;
-        done = true;
+        const size_t k = slot_of(o);
+        if (table[k] != o) continue;  // not live, or already emitted
+        // Only values no member produces were collected.
+        table[k] = kEmitted;
+        --pending;
         operands_.push_back(o);
       }
     }
