@@ -685,9 +685,9 @@ class FusionBuilder {
       n.leaves[leaf] = true;
     };
     for (auto [i, leaf] : outputs_) need_leaf(static_cast<size_t>(i), leaf);
-    // Outside values some live slot reads (with repeats until sorted):
-    // sorted vectors, not maps, since every candidate of a dry run is
-    // planned and most have a dozen or two such values.
+    // Outside values some live slot reads, with repeats: inline storage,
+    // not maps, since every candidate of a dry run is planned and most
+    // have a dozen or two such values.
     absl::InlinedVector<const Instruction*, 16> live_external;
     absl::InlinedVector<const Instruction*, 16> stack;
     for (size_t i = infos_.size(); i-- > 0;) {
@@ -738,7 +738,7 @@ class FusionBuilder {
     // first use of a live value is its first use at all). A small open-
     // addressing table finds the live values: every candidate of a dry run
     // is planned, and a sorted vector's binary search mispredicts on
-    // every step. A value is in the table only until it is emitted.
+    // every step.
     size_t capacity = 16;
     while (capacity < 2 * live_external.size()) capacity *= 2;
     absl::InlinedVector<const Instruction*, 32> table(capacity, nullptr);
