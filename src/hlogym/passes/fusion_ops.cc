@@ -735,38 +735,17 @@ class FusionBuilder {
       }
     }
     // In order of first use over all slots (liveness is per value, so the
-    // first use of a live value is its first use at all). A small open-
-    // addressing table finds the live values: every candidate of a dry run
-    // is planned, and a sorted vector's binary search mispredicts on
-    // every step.
-    size_t capacity = 16;
-    while (capacity < 2 * live_external.size()) capacity *= 2;
-    absl::InlinedVector<const Instruction*, 32> table(capacity, nullptr);
-    auto slot_of = [&](const Instruction* v) {
-      size_t h = (reinterpret_cast<uintptr_t>(v) >> 4) * 0x9E3779B97F4A7C15u;
-      h >>= 32;
-      for (size_t k = h & (capacity - 1);; k = (k + 1) & (capacity - 1)) {
-        if (table[k] == nullptr || table[k] == v) return k;
-      }
-    };
-    size_t pending = 0;
-    for (const Instruction* v : live_external) {
-      const size_t k = slot_of(v);
-      if (table[k] == nullptr) {
-        table[k] = v;
-        ++pending;
-      }
-    }
-    // Emitted values stay in the table, marked by this tag (never an
-    // instruction's address).
-    const Instruction* const kEmitted =
-        reinterpret_cast<const Instruction*>(uintptr_t{1});
+    // first use of a live value is its first use at all). The flag says
+    // whether the value was emitted.
+    SmallMap<bool> live;
+    for (const Instruction* v : live_external) live.Insert(v, false);
+    size_t pending = live.size();
     for (size_t i = 0; i < infos_.size() && pending > 0; ++i) {
       for (Instruction* o : infos_[i].inst->operands()) {
-        const size_t k = slot_of(o);
-        if (table[k] != o) continue;  // not live, or already emitted
+        bool* emitted = live.Find(o);
+        if (emitted == nullptr || *emitted) continue;
         // Only values no member produces were collected.
-        table[k] = kEmitted;
+        *emitted = true;
         --pending;
         operands_.push_back(o);
       }
