@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "hlogym/ir/dag_hash.h"
@@ -85,7 +86,10 @@ class Equivalence {
     return LocalHash(a) == LocalHash(b);
   }
 
-  // Same graph, instruction by instruction in post-order.
+  // Same graph: instructions paired from the roots through their operands,
+  // as XLA compares computations, so the order a body lists its
+  // instructions in does not matter (two fusions of the same producer and
+  // consumer built in different rounds list them differently).
   bool SameComputation(const Computation* a, const Computation* b) {
     if (a == b) return true;
     if (a == nullptr || b == nullptr) return false;
@@ -107,37 +111,30 @@ class Equivalence {
         a.IsFusionComputation() != b.IsFusionComputation()) {
       return false;
     }
-    const std::vector<Instruction*>& pa = a.InstructionPostOrder();
-    const std::vector<Instruction*>& pb = b.InstructionPostOrder();
-    if (pa.size() != pb.size()) return false;
-    absl::flat_hash_map<const Instruction*, size_t> pos_a, pos_b;
-    for (size_t k = 0; k < pa.size(); ++k) {
-      pos_a[pa[k]] = k;
-      pos_b[pb[k]] = k;
-    }
-    auto same_edges = [&](const auto& ea, const auto& eb) {
-      if (ea.size() != eb.size()) return false;
-      for (size_t j = 0; j < ea.size(); ++j) {
-        auto ia = pos_a.find(ea[j]);
-        auto ib = pos_b.find(eb[j]);
-        if (ia == pos_a.end() || ib == pos_b.end() ||
-            ia->second != ib->second) {
-          return false;
-        }
-      }
-      return true;
-    };
-    for (size_t k = 0; k < pa.size(); ++k) {
-      if (!SameLocalValue(pa[k], pb[k]) ||
-          !same_edges(pa[k]->operands(), pb[k]->operands()) ||
-          !same_edges(pa[k]->control_predecessors(),
-                      pb[k]->control_predecessors())) {
+    const Instruction* ra = a.root_instruction();
+    const Instruction* rb = b.root_instruction();
+    if (ra == nullptr || rb == nullptr) return ra == rb;
+    using Pair = std::pair<const Instruction*, const Instruction*>;
+    absl::flat_hash_set<Pair> visited;
+    absl::InlinedVector<Pair, 16> work = {{ra, rb}};
+    while (!work.empty()) {
+      const auto [x, y] = work.back();
+      work.pop_back();
+      if (!visited.insert({x, y}).second) continue;
+      // SameLocalValue compares operand counts (and parameter numbers).
+      if (!SameLocalValue(x, y) || x->control_predecessors().size() !=
+                                       y->control_predecessors().size()) {
         return false;
       }
+      for (int64_t k = 0; k < x->operand_count(); ++k) {
+        work.push_back({x->operand(k), y->operand(k)});
+      }
+      for (size_t k = 0; k < x->control_predecessors().size(); ++k) {
+        work.push_back(
+            {x->control_predecessors()[k], y->control_predecessors()[k]});
+      }
     }
-    auto ra = pos_a.find(a.root_instruction());
-    auto rb = pos_b.find(b.root_instruction());
-    return ra != pos_a.end() && rb != pos_b.end() && ra->second == rb->second;
+    return true;
   }
 
   absl::flat_hash_map<const Instruction*, uint64_t> local_hashes_;

@@ -338,6 +338,61 @@ TEST(HloCseTest, MergesFusionsWithEqualBodies) {
   EXPECT_EQ(root->operand(0)->name(), "f1");
 }
 
+// Two fusions of the same values whose bodies list the same graph in
+// different orders (a parameter declared after its first reader): equal,
+// as XLA compares computations from the root through operands. `SWAP`
+// becomes the operand order of the second body's `and`.
+constexpr char kReorderedBodies[] = R"(
+HloModule m
+fused1 {
+  a0 = pred[4] parameter(0)
+  a1 = pred[4] parameter(1)
+  n = pred[4] not(a0)
+  ROOT r = pred[4] and(n, a1)
+}
+fused2 {
+  b0 = pred[4] parameter(0)
+  m = pred[4] not(b0)
+  b1 = pred[4] parameter(1)
+  ROOT r = pred[4] and(SWAP)
+}
+ENTRY e {
+  p = pred[4] parameter(0)
+  q = pred[4] parameter(1)
+  f1 = pred[4] fusion(p, q), kind=kLoop, calls=fused1
+  f2 = pred[4] fusion(p, q), kind=kLoop, calls=fused2
+  ROOT o = pred[4] xor(f1, f2)
+}
+)";
+
+TEST(HloCseTest, MergesFusionsWhoseBodiesListInstructionsInAnotherOrder) {
+  HloCse cse;
+  std::string text = kReorderedBodies;
+  text.replace(text.find("SWAP"), 4, "m, b1");
+  test::RewriteResult r = ExpectRewrite(cse, text);
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+  EXPECT_EQ(root->operand(0)->name(), "f1");
+}
+
+TEST(HloCseTest, KeepsFusionsWhoseBodiesReadParametersDifferently) {
+  HloCse cse;
+  // and(not(p0), p1) against and(p1, not(p0)): `and` commutes, but XLA's
+  // comparison of computations pairs operands in order, and so does this.
+  std::string text = kReorderedBodies;
+  text.replace(text.find("SWAP"), 4, "b1, m");
+  ExpectNoRewrite(cse, text);
+  // not(p0) against not(p1): different parameters.
+  text = kReorderedBodies;
+  text.replace(text.find("SWAP"), 4, "m, b1");
+  text.replace(text.find("not(b0)"), 7, "not(b1)");
+  text.replace(text.find("  b1 = pred[4] parameter(1)\n"), 29, "");
+  text.replace(text.find("  m = pred[4] not(b1)"), 0,
+               "  b1 = pred[4] parameter(1)\n");
+  ExpectNoRewrite(cse, text);
+}
+
 // Fusions whose bodies reduce with reducers that differ (the entry calls
 // them two levels deep).
 constexpr char kNestedReducers[] = R"(
