@@ -327,15 +327,20 @@ TEST(HloCseTest, KeepsFusionsThatDifferBelowTheRoot) {
   ExpectNoRewrite(cse, text);
 }
 
-TEST(HloCseTest, MergesFusionsWithEqualBodies) {
+// CSE merges fusion f2 into f1, both read by the root.
+void ExpectF2MergedIntoF1(const std::string& text) {
   HloCse cse;
-  std::string text = kTwoFusions;
-  text.replace(text.find("OP"), 2, "exponential");
   test::RewriteResult r = ExpectRewrite(cse, text);
   ASSERT_NE(r.applied, nullptr);
   const Instruction* root = test::Root(*r.applied);
   EXPECT_EQ(root->operand(0), root->operand(1));
   EXPECT_EQ(root->operand(0)->name(), "f1");
+}
+
+TEST(HloCseTest, MergesFusionsWithEqualBodies) {
+  std::string text = kTwoFusions;
+  text.replace(text.find("OP"), 2, "exponential");
+  ExpectF2MergedIntoF1(text);
 }
 
 // Two fusions of the same values whose bodies list the same graph in
@@ -366,14 +371,9 @@ ENTRY e {
 )";
 
 TEST(HloCseTest, MergesFusionsWhoseBodiesListInstructionsInAnotherOrder) {
-  HloCse cse;
   std::string text = kReorderedBodies;
   text.replace(text.find("SWAP"), 4, "m, b1");
-  test::RewriteResult r = ExpectRewrite(cse, text);
-  ASSERT_NE(r.applied, nullptr);
-  const Instruction* root = test::Root(*r.applied);
-  EXPECT_EQ(root->operand(0), root->operand(1));
-  EXPECT_EQ(root->operand(0)->name(), "f1");
+  ExpectF2MergedIntoF1(text);
 }
 
 TEST(HloCseTest, KeepsFusionsWhoseBodiesReadParametersDifferently) {
