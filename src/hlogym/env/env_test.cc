@@ -332,7 +332,7 @@ TEST(Env, StepThenStopIsStepThenKeepingOriginals) {
       auto env = MakeEnv(text);
       ASSERT_NE(env, nullptr);
       ASSERT_TRUE(env->StartPipeline(pipeline).ok()) << pipeline;
-      for (int step = 0; step < 4 && env->paused(); ++step) {
+      for (int step = 0; step < 5 && env->paused(); ++step) {
         std::vector<int64_t> d = env->ChoiceCounts();
         for (int64_t& c : d) c = static_cast<int64_t>(rng() % c);
         const std::string where =

@@ -10,6 +10,7 @@
 #include "absl/hash/hash.h"
 #include "hlogym/ir/dag_hash.h"
 #include "hlogym/ir/status_macros.h"
+#include "hlogym/passes/builders.h"
 #include "hlogym/passes/hlo_dce.h"
 
 namespace hlogym {
@@ -50,7 +51,7 @@ bool MustFuse(const Instruction* inst) {
 class Equivalence {
  public:
   uint64_t LocalHash(const Instruction* inst) {
-    auto [it, inserted] = local_hashes_.try_emplace(inst, 0);
+    auto [it, inserted] = local_hashes_.try_emplace(inst->unique_id(), 0);
     if (inserted) it->second = ShallowInstructionHash(*inst);
     return it->second;
   }
@@ -137,7 +138,9 @@ class Equivalence {
     return true;
   }
 
-  absl::flat_hash_map<const Instruction*, uint64_t> local_hashes_;
+  // By unique id: this pass removes instructions and adds get-tuple-elements,
+  // which may reuse a removed instruction's address.
+  absl::flat_hash_map<int64_t, uint64_t> local_hashes_;
   absl::flat_hash_map<std::pair<const Computation*, const Computation*>, bool>
       computations_;
 };
@@ -290,6 +293,67 @@ absl::StatusOr<bool> CombineInstructions(
   return changed;
 }
 
+// A multi-output fusion whose root tuple lists one value several times
+// (fusion rounds make such roots) gives its users different
+// get-tuple-elements of one value, which step 2 cannot merge. Each
+// get-tuple-element of a repeat is pointed at the value's first position;
+// DCE then drops the outputs left unread (HloEnv's CSE merges them too). A
+// fusion that is its computation's root keeps its outputs.
+absl::StatusOr<bool> ReadFirstOfRepeatedOutputs(Computation* c, Rewriter& rw) {
+  bool changed = false;
+  std::vector<Instruction*> fusions;
+  c->ForEachInstruction([&](Instruction* i) {
+    if (i->opcode() == Opcode::kFusion && i->shape().IsTuple() &&
+        !i->IsRoot() && !i->has_pending_body() &&
+        i->fused_computation() != nullptr &&
+        i->fused_computation()->root_instruction()->opcode() ==
+            Opcode::kTuple) {
+      fusions.push_back(i);
+    }
+  });
+  std::vector<int64_t> first;
+  std::vector<Instruction*> reader;
+  for (Instruction* fusion : fusions) {
+    const Instruction* root = fusion->fused_computation()->root_instruction();
+    const int64_t n = root->operand_count();
+    first.assign(n, -1);
+    bool repeats = false;
+    {
+      absl::flat_hash_map<const Instruction*, int64_t> position;
+      for (int64_t k = 0; k < n; ++k) {
+        auto [it, fresh] = position.try_emplace(root->operand(k), k);
+        first[k] = it->second;
+        repeats |= !fresh;
+      }
+    }
+    if (!repeats) continue;
+    reader.assign(n, nullptr);
+    std::vector<Instruction*> gtes;
+    for (Instruction* user : fusion->users()) {
+      if (user->opcode() != Opcode::kGetTupleElement) continue;
+      gtes.push_back(user);
+      const int64_t k = user->tuple_index();
+      if (first[k] == k && reader[k] == nullptr) reader[k] = user;
+    }
+    // Users in id order, so the result does not depend on use-list order.
+    std::sort(gtes.begin(), gtes.end(),
+              [](const Instruction* a, const Instruction* b) {
+                return a->unique_id() < b->unique_id();
+              });
+    for (Instruction* gte : gtes) {
+      const int64_t k = gte->tuple_index();
+      if (first[k] == k) continue;
+      Instruction*& to = reader[first[k]];
+      if (to == nullptr) {
+        HLOGYM_ASSIGN_OR_RETURN(to, MakeGetTupleElement(rw, fusion, first[k]));
+      }
+      HLOGYM_ASSIGN_OR_RETURN(bool replaced, rw.ReplaceInstruction(gte, to));
+      changed |= replaced;
+    }
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
@@ -308,6 +372,7 @@ absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
       ++computations_skipped_;
       continue;
     }
+    HLOGYM_ASSIGN_OR_RETURN(bool repeats, ReadFirstOfRepeatedOutputs(c, rw));
     order.clear();
     for (Instruction* i : c->InstructionPostOrder()) {
       order.push_back({i->unique_id(), i});
@@ -316,10 +381,10 @@ absl::StatusOr<bool> HloCse::RunWith(Module* module, Rewriter& rw) {
                             CombineConstants(order, rw, eq, seen));
     HLOGYM_ASSIGN_OR_RETURN(bool instructions,
                             CombineInstructions(order, rw, eq, carriers, seen));
-    changed |= constants || instructions;
+    changed |= repeats || constants || instructions;
     // A dry run finds a subset of what a run in apply mode finds (it also
     // leaves async carriers alone), so only the latter may mark.
-    if (!constants && !instructions && !rw.dry()) {
+    if (!repeats && !constants && !instructions && !rw.dry()) {
       c->RecordPassMemo(kPassMemoCse);
     }
   }

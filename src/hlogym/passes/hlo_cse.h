@@ -15,7 +15,9 @@ namespace hlogym {
 // attributes and structurally equal called computations) by that one.
 // Parameters, side-effecting instructions, instructions with control
 // edges and zero-operand instructions other than iota, replica-id and
-// partition-id are left alone.
+// partition-id are left alone. Get-tuple-elements of a multi-output
+// fusion's repeated output (one value listed at several positions of its
+// root tuple) read the first position instead, so that their users merge.
 //
 // A computation where a run found nothing is marked (kPassMemoCse); later
 // runs pass it by while it and everything it calls are unchanged, since

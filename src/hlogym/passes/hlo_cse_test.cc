@@ -389,6 +389,98 @@ TEST(HloCseTest, KeepsFusionsWhoseBodiesReadParametersDifferently) {
   ExpectNoRewrite(cse, text);
 }
 
+// A multi-output fusion whose root lists `e` twice (positions 0 and 2).
+// `USERS` becomes the entry's readers of its outputs.
+constexpr char kRepeatedOutputs[] = R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  n = f32[4] negate(p0)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(e, n, e)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4], f32[4], f32[4]) fusion(p), kind=kLoop, calls=fused
+  USERS
+}
+)";
+
+std::string WithUsers(std::string_view users) {
+  std::string text = kRepeatedOutputs;
+  text.replace(text.find("USERS"), 5, users);
+  return text;
+}
+
+// Readers of position 2 read position 0 instead, so their users merge.
+TEST(HloCseTest, RepeatedFusionOutputsAreReadFromTheFirstPosition) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, WithUsers(R"(
+  g0 = f32[4] get-tuple-element(f), index=0
+  g1 = f32[4] get-tuple-element(f), index=1
+  g2 = f32[4] get-tuple-element(f), index=2
+  a = f32[4] sqrt(g0)
+  b = f32[4] sqrt(g2)
+  s = f32[4] add(a, b)
+  ROOT o = (f32[4], f32[4]) tuple(s, g1))"));
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* s = test::Root(*r.applied)->operand(0);
+  ASSERT_EQ(s->opcode(), Opcode::kAdd);
+  EXPECT_EQ(s->operand(0), s->operand(1));
+  EXPECT_EQ(s->operand(0)->name(), "a");
+  EXPECT_EQ(s->operand(0)->operand(0)->name(), "g0");
+  // Nothing reads position 2 any more (DCE drops it).
+  const Instruction* f = s->operand(0)->operand(0)->operand(0);
+  ASSERT_EQ(f->name(), "f");
+  for (const Instruction* u : f->users()) {
+    EXPECT_NE(u->tuple_index(), 2) << u->name();
+  }
+  EXPECT_EQ(f->user_count(), 2);
+}
+
+// Position 0 has no reader yet: one is made.
+TEST(HloCseTest, RepeatedFusionOutputGetsAReaderOfTheFirstPosition) {
+  HloCse cse;
+  test::RewriteResult r = ExpectRewrite(cse, WithUsers(R"(
+  g1 = f32[4] get-tuple-element(f), index=1
+  g2 = f32[4] get-tuple-element(f), index=2
+  ROOT o = (f32[4], f32[4]) tuple(g2, g1))"));
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  ASSERT_EQ(root->operand(0)->opcode(), Opcode::kGetTupleElement);
+  EXPECT_EQ(root->operand(0)->tuple_index(), 0);
+  EXPECT_EQ(root->operand(0)->operand(0)->name(), "f");
+  EXPECT_EQ(root->operand(1)->name(), "g1");
+}
+
+// Equal instructions at two positions: the same run merges them in the
+// body (called computations come first), then their readers.
+TEST(HloCseTest, EqualFusionOutputsMergeInOneRun) {
+  HloCse cse;
+  std::string text = WithUsers(R"(
+  g0 = f32[4] get-tuple-element(f), index=0
+  g2 = f32[4] get-tuple-element(f), index=2
+  ROOT o = f32[4] subtract(g0, g2))");
+  const std::string old_root =
+      "ROOT t = (f32[4], f32[4], f32[4]) tuple(e, n, e)";
+  text.replace(text.find(old_root), old_root.size(),
+               "e2 = f32[4] exponential(p0)\n"
+               "  ROOT t = (f32[4], f32[4], f32[4]) tuple(e, n, e2)");
+  test::RewriteResult r = ExpectRewrite(cse, text);
+  ASSERT_NE(r.applied, nullptr);
+  const Instruction* root = test::Root(*r.applied);
+  EXPECT_EQ(root->operand(0), root->operand(1));
+}
+
+// A fusion that is its computation's root keeps its outputs (they are the
+// computation's result).
+TEST(HloCseTest, RootFusionKeepsRepeatedOutputs) {
+  HloCse cse;
+  std::string text = WithUsers("");
+  text.replace(text.find("  f = "), 6, "  ROOT f = ");
+  ExpectNoRewrite(cse, text);
+}
+
 // Fusions whose bodies reduce with reducers that differ (the entry calls
 // them two levels deep).
 constexpr char kNestedReducers[] = R"(

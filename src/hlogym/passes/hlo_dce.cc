@@ -278,7 +278,11 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
     if (!used[u->tuple_index()]) ++kept;
     used[u->tuple_index()] = true;
   }
-  if (kept == n) return false;
+  // One output left: a plain fusion (root and shape no longer tuples), as
+  // HloEnv's DCE leaves it; fusion rules treat any tuple-shaped fusion as
+  // multi-output.
+  const bool plain = kept == 1;
+  if (kept == n && !plain) return false;
   absl::InlinedVector<int64_t, 16> new_index(n, -1);
   std::vector<Shape> fusion_shapes, root_shapes;
   fusion_shapes.reserve(kept);
@@ -302,6 +306,20 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
     });
     if (calls_any) before_change();
     Instruction* body_root = body->root_instruction();
+    if (plain) {
+      Instruction* sole = body_root->operand(
+          std::find(used.begin(), used.end(), true) - used.begin());
+      body->set_root_instruction(sole);
+      body->RemoveDeadInstructions();
+      *fusion->mutable_shape() = std::move(fusion_shapes[0]);
+      HLOGYM_RETURN_IF_ERROR(MoveToEnd(fusion));
+      std::vector<Instruction*> gtes(fusion->users().begin(),
+                                     fusion->users().end());
+      for (Instruction* gte : gtes) {
+        HLOGYM_RETURN_IF_ERROR(rw.ReplaceInstruction(gte, fusion).status());
+      }
+      return true;
+    }
     if (body_root->user_count() == 0) {
       for (int64_t i = n - 1; i >= 0; --i) {
         if (!used[i]) HLOGYM_RETURN_IF_ERROR(body_root->RemoveOperandAt(i));
@@ -330,13 +348,19 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
   before_change();
   calls.Forget();
   std::unique_ptr<Computation> clone = CloneForModule(*fc, module);
-  SetKeptOutputsRoot(module, clone.get(), used, std::move(root_shapes));
+  if (plain) {
+    const int64_t k = std::find(used.begin(), used.end(), true) - used.begin();
+    clone->set_root_instruction(clone->root_instruction()->operand(k));
+    clone->RemoveDeadInstructions();
+  } else {
+    SetKeptOutputsRoot(module, clone.get(), used, std::move(root_shapes));
+  }
   Computation* new_fc = rw.AddComputation(std::move(clone));
 
   std::vector<Instruction*> operands(fusion->operands().begin(),
                                      fusion->operands().end());
   std::unique_ptr<Instruction> nf = fusion->CloneWithNewOperands(operands);
-  *nf->mutable_shape() = Shape::Tuple(fusion_shapes);
+  *nf->mutable_shape() = plain ? fusion_shapes[0] : Shape::Tuple(fusion_shapes);
   nf->set_called_computations({new_fc});
   nf->set_name(module->UniqueInstructionName(fusion->name()));
   nf->set_unique_id(-1);
@@ -345,6 +369,10 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
   std::vector<Instruction*> users(fusion->users().begin(),
                                   fusion->users().end());
   for (Instruction* gte : users) {
+    if (plain) {
+      HLOGYM_RETURN_IF_ERROR(rw.ReplaceInstruction(gte, new_fusion).status());
+      continue;
+    }
     HLOGYM_ASSIGN_OR_RETURN(
         Instruction * g,
         MakeGetTupleElement(rw, new_fusion, new_index[gte->tuple_index()]));

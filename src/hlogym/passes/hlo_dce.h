@@ -1,5 +1,6 @@
 // HloDCE: removes dead instructions, unused outputs of multi-output fusions
-// and computations left uncalled.
+// (one with a single output left becomes a plain fusion) and computations
+// left uncalled.
 #ifndef HLOGYM_PASSES_HLO_DCE_H_
 #define HLOGYM_PASSES_HLO_DCE_H_
 

@@ -229,8 +229,9 @@ ENTRY e {
 }
 
 TEST(HloDceTest, CopiesAFusionBodyThatAnotherFusionCalls) {
-  // Both fusions call `fused`; only the first reads just output 1. Its
-  // outputs are trimmed on a copy, and the second keeps the original body.
+  // Both fusions call `fused`; only the first reads just output 1. It
+  // becomes a plain fusion on a trimmed copy, and the second keeps the
+  // original body.
   auto m = RunDce(R"(
 HloModule m
 fused {
@@ -259,27 +260,25 @@ ENTRY e {
   EXPECT_EQ(shared->instruction_count(), 4);
   const Instruction* a = test::Root(*m)->operand(0);
   ASSERT_EQ(a->opcode(), Opcode::kAdd);
-  const Instruction* f1 = a->operand(0);
+  const Instruction* f = a->operand(0);
   const Instruction* g0 = a->operand(1);
-  ASSERT_EQ(f1->opcode(), Opcode::kGetTupleElement);
+  ASSERT_EQ(f->opcode(), Opcode::kFusion);
   ASSERT_EQ(g0->opcode(), Opcode::kGetTupleElement);
-  EXPECT_EQ(f1->tuple_index(), 0);
   EXPECT_EQ(g0->tuple_index(), 0);
-  const Instruction* f = f1->operand(0);
   const Instruction* g = g0->operand(0);
   EXPECT_EQ(g->fused_computation(), shared);
   ASSERT_NE(f->fused_computation(), shared);
-  EXPECT_EQ(f->shape().tuple_shapes_size(), 1);
-  const Instruction* froot = f->fused_computation()->root_instruction();
-  ASSERT_EQ(froot->opcode(), Opcode::kTuple);
-  ASSERT_EQ(froot->operand_count(), 1);
-  EXPECT_EQ(froot->operand(0)->opcode(), Opcode::kNegate);
-  EXPECT_EQ(f->fused_computation()->instruction_count(), 3);
+  EXPECT_FALSE(f->shape().IsTuple());
+  EXPECT_EQ(f->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(f->fused_computation()->root_instruction()->opcode(),
+            Opcode::kNegate);
+  EXPECT_EQ(f->fused_computation()->instruction_count(), 2);
 }
 
 TEST(HloDceTest, TrimsARootTupleThatTheBodyAlsoReads) {
   // A dead get-tuple-element in the body reads the root tuple: the trimmed
-  // body gets a new root, and the old one goes with its reader.
+  // body's root is the one output left, and the old root goes with its
+  // reader.
   auto m = RunDce(R"(
 HloModule m
 fused {
@@ -298,19 +297,13 @@ ENTRY e {
 )",
                   true);
   ASSERT_NE(m, nullptr);
-  const Instruction* g2 = test::Root(*m);
-  ASSERT_EQ(g2->opcode(), Opcode::kGetTupleElement);
-  EXPECT_EQ(g2->tuple_index(), 0);
-  const Instruction* f = g2->operand(0);
-  EXPECT_EQ(f->shape().tuple_shapes_size(), 1);
+  const Instruction* f = test::Root(*m);
+  ASSERT_EQ(f->opcode(), Opcode::kFusion);
+  EXPECT_FALSE(f->shape().IsTuple());
   const Computation* fc = f->fused_computation();
-  const Instruction* froot = fc->root_instruction();
-  ASSERT_EQ(froot->opcode(), Opcode::kTuple);
-  EXPECT_NE(froot->name(), "t");
-  ASSERT_EQ(froot->operand_count(), 1);
-  EXPECT_EQ(froot->operand(0)->opcode(), Opcode::kSin);
-  // p0, sine and the new root.
-  EXPECT_EQ(fc->instruction_count(), 3);
+  EXPECT_EQ(fc->root_instruction()->opcode(), Opcode::kSin);
+  // p0 and sine.
+  EXPECT_EQ(fc->instruction_count(), 2);
 }
 
 TEST(HloDceTest, TrimmedOutputsTakeTheComputationsOnlyTheyCalled) {
@@ -342,9 +335,37 @@ ENTRY e {
   EXPECT_EQ(m->computation_count(), 2);
   const Computation* fc = m->FindComputation("fused");
   ASSERT_NE(fc, nullptr);
-  // p0, negate and the root.
-  EXPECT_EQ(fc->instruction_count(), 3);
-  EXPECT_EQ(test::Root(*m)->tuple_index(), 0);
+  // p0 and negate, the root. The kind stays, as in HloEnv's DCE.
+  EXPECT_EQ(fc->instruction_count(), 2);
+  EXPECT_EQ(fc->root_instruction()->opcode(), Opcode::kNegate);
+  EXPECT_EQ(test::Root(*m)->opcode(), Opcode::kFusion);
+  EXPECT_EQ(test::Root(*m)->fusion_kind(), FusionKind::kInput);
+}
+
+TEST(HloDceTest, MakesAOneElementTupleFusionPlain) {
+  // Nothing is dead, but a one-element tuple is a multi-output fusion to
+  // the fusion rules: it becomes a plain fusion read directly.
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  e = f32[4] exponential(p0)
+  ROOT t = (f32[4]) tuple(e)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  f = (f32[4]) fusion(p), kind=kLoop, calls=fused
+  g = f32[4] get-tuple-element(f), index=0
+  ROOT n = f32[4] negate(g)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  const Instruction* f = test::Root(*m)->operand(0);
+  ASSERT_EQ(f->opcode(), Opcode::kFusion);
+  EXPECT_EQ(f->shape().ToString(), "f32[4]{0}");
+  EXPECT_EQ(f->fused_computation()->root_instruction()->opcode(), Opcode::kExp);
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 3);
 }
 
 TEST(HloDceTest, KeepsFusionOutputsOfRootOrNonGteUsers) {
