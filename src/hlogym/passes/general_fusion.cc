@@ -190,6 +190,34 @@ FusionDecision LegalSiblingPair(const Instruction& a, const Instruction& b,
 FusionDecision LegalPair(const Instruction& producer,
                          const Instruction& consumer, LegalityMemo* memo);
 
+// The reference pass tests a producer that keeps other users, and whose
+// shapes are multi-output compatible with the consumer's, with XLA's
+// producer-consumer multi-output test instead of the plain one: the
+// consumer must be able to be a multi-output root, and the producer must
+// be loop-fusible, update nothing in place and (this XLA's form of the
+// reference's layout rule) not transpose physically. Relaxed as there: the
+// producer may already be a multi-output fusion.
+FusionDecision MultiOutputPairFusible(const Instruction& producer,
+                                      const Instruction& consumer) {
+  if (!IsFusibleAsMultiOutputFusionRoot(consumer)) {
+    return FusionDecision::Forbid(
+        StrCat("'", consumer.name(), "' cannot be a multi-output fusion root"));
+  }
+  if (!IsLoopFusibleAsProducer(producer)) {
+    return FusionDecision::Forbid(
+        StrCat("'", producer.name(), "' is not loop-fusible as a producer"));
+  }
+  if (!InPlaceInputOutputPairs(producer).empty()) {
+    return FusionDecision::Forbid(
+        StrCat("'", producer.name(), "' updates an operand in place"));
+  }
+  if (IsPhysicallyTransposing(producer)) {
+    return FusionDecision::Forbid(
+        StrCat("'", producer.name(), "' transposes physically"));
+  }
+  return FusionDecision::Allow();
+}
+
 // Proposes sibling fusions: two readers of one value that do not reach
 // each other become one multi-output fusion (the reference pass's sibling
 // step; it runs after the producer-consumer step, so those candidates come
@@ -313,13 +341,16 @@ absl::StatusOr<bool> ProposeFusions(Module* module, Rewriter& rw, bool siblings,
         if (!LegalPair(*producer, *consumer, &memo)) continue;
         if (CreatesCycle(*producer, *consumer, reach)) continue;
         // As the reference pass: a multi-output fusion where the producer
-        // has other users and the shapes are multi-output compatible,
-        // otherwise the producer is duplicated into the consumer.
-        const ExternalUses uses =
-            HasOtherUsers(*producer, *consumer) &&
-                    MultiOutputShapesCompatible(*producer, *consumer, &memo)
-                ? ExternalUses::kMultiOutput
-                : ExternalUses::kDuplicate;
+        // has other users and the shapes are multi-output compatible, if
+        // the multi-output test allows it (else no candidate: the
+        // reference does not fall back to duplication); otherwise the
+        // producer is duplicated into the consumer.
+        ExternalUses uses = ExternalUses::kDuplicate;
+        if (HasOtherUsers(*producer, *consumer) &&
+            MultiOutputShapesCompatible(*producer, *consumer, &memo)) {
+          if (!MultiOutputPairFusible(*producer, *consumer)) continue;
+          uses = ExternalUses::kMultiOutput;
+        }
         HLOGYM_RETURN_IF_ERROR(FuseProducerIntoConsumer(
                                    rw, producer, consumer,
                                    ChooseFusionKind(*producer, *consumer), uses)

@@ -10,8 +10,11 @@
 // the code-size limit, so the result is a graph a GPU backend can emit.
 // When the producer has users besides the consumer and the two are
 // multi-output compatible, the candidate is a multi-output fusion that also
-// outputs the producer (no duplication); otherwise the producer is
-// duplicated into the consumer. Multi-output producers are allowed (the
+// outputs the producer (no duplication), offered only where XLA's
+// producer-consumer multi-output test passes (a multi-output root consumer;
+// a loop-fusible producer that updates nothing in place and does not
+// transpose physically); otherwise the producer is duplicated into the
+// consumer. Multi-output producers are allowed (the
 // relaxed form of the XLA test). Producers are visited in unique-id order.
 //
 // Sibling candidates (the reference pass's second step): two readers of one

@@ -110,6 +110,66 @@ TEST(GeneralFusion, SharedProducerGivesMultiOutputCandidates) {
   ExpectSameOutputs(*original, *m);
 }
 
+// e keeps another reader (n) and has r's shape, so fusing e into r would
+// be a multi-output fusion; a reverse cannot be a multi-output root, so the
+// reference pass offers nothing for the pair (it does not duplicate e).
+constexpr std::string_view kReverseReader = R"(
+HloModule reverse_reader
+ENTRY main {
+  p0 = f32[64] parameter(0)
+  e = f32[64] exponential(p0)
+  r = f32[64] reverse(e), dimensions={0}
+  n = f32[64] negate(e)
+  ROOT t = (f32[64], f32[64]) tuple(r, n)
+}
+)";
+
+TEST(GeneralFusion, MultiOutputCandidatesNeedAMultiOutputRoot) {
+  auto [m, stats] = Augment(kReverseReader, {{"siblings", "false"}});
+  // Only (e into n): n's use by t and e's use by r.
+  EXPECT_EQ(stats.alternatives, 2);
+  EXPECT_EQ(stats.candidates, 2);
+  const Instruction* r = m->entry_computation()->FindInstruction("r");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->operand(0)->opcode(), Opcode::kAlternatives);
+  EXPECT_EQ(r->users()[0]->opcode(), Opcode::kTuple);  // no candidate for r
+  // The pair itself is legal: without the other reader, e fuses into r.
+  auto single = ParseAndVerify(R"(
+HloModule reverse_only
+ENTRY main {
+  p0 = f32[64] parameter(0)
+  e = f32[64] exponential(p0)
+  ROOT r = f32[64] reverse(e), dimensions={0}
+}
+)");
+  EXPECT_TRUE(
+      GeneralFusion::Legal(*single->entry_computation()->FindInstruction("e"),
+                           *single->entry_computation()->FindInstruction("r")));
+  GeneralFusion pass;
+  absl::StatusOr<AugmentStats> one = pass.RunDry(single.get());
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->alternatives, 1);
+  EXPECT_EQ(one->candidates, 1);
+}
+
+// The same with a copy producer: a copy may not become an extra output
+// (it transposes physically), while n may be a multi-output root.
+TEST(GeneralFusion, PhysicallyTransposingProducersAreNotExtraOutputs) {
+  constexpr std::string_view kText = R"(
+HloModule copy_producer
+ENTRY main {
+  p0 = f32[8,8]{1,0} parameter(0)
+  c = f32[8,8]{0,1} copy(p0)
+  n = f32[8,8]{0,1} negate(c)
+  m = f32[8,8]{0,1} exponential(c)
+  ROOT t = (f32[8,8]{0,1}, f32[8,8]{0,1}) tuple(n, m)
+}
+)";
+  auto [m, stats] = Augment(kText, {{"siblings", "false"}});
+  EXPECT_EQ(stats.alternatives, 0);
+  EXPECT_EQ(stats.candidates, 0);
+}
+
 TEST(GeneralFusion, NoCandidateThatWouldCloseACycle) {
   constexpr std::string_view kText = R"(
 HloModule cycle
