@@ -8,6 +8,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "hlogym/ir/parallel.h"
 #include "hlogym/ir/status_macros.h"
@@ -644,6 +645,12 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   const int64_t floor = std::min(budget, o_.mcts_min_budget);
   int64_t steps = 0;
   bool completed = false;
+  // The states committed so far. States are merged by DagHash, so a commit
+  // can lead back to one of them (A -> B -> A); once simulations stop (the
+  // time limit) the statistics no longer change and such a cycle would be
+  // committed forever.
+  absl::flat_hash_set<const FmctsNode*> committed = {tree_->root()};
+  bool cycle_end = false;
   while (!tree_->root()->done) {
     int64_t sims = 0;
     for (; sims < budget && !TimeUp(); ++sims) {
@@ -660,16 +667,22 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
     FmctsNode* root = tree_->root();
     std::vector<int64_t> d = CommitDecision(*root);
     HLOGYM_ASSIGN_OR_RETURN(FmctsEdge e, tree_->Child(root, d));
-    if (e.child == root) {
-      // The picks led back to the same state: keep every original, which
-      // ends the decision loop.
+    if (committed.contains(e.child)) {
+      // The picks led back to this state or an earlier committed one: keep
+      // every original, which ends the decision loop.
       std::fill(d.begin(), d.end(), 0);
       HLOGYM_ASSIGN_OR_RETURN(e, tree_->Child(root, d));
-      if (e.child == root) {
-        return absl::InternalError(
-            "f-MCTS: keeping every original did not leave the state");
+      if (committed.contains(e.child)) {
+        // Keeping every original leads back too (a merged state's pipeline
+        // is at an earlier round): committing cannot leave the cycle. End
+        // with pick-first from here; the best end seen is returned.
+        HLOGYM_RETURN_IF_ERROR(CompleteWithPickFirst(*root));
+        ++stats_->commit_cycles;
+        cycle_end = true;
+        break;
       }
     }
+    committed.insert(e.child);
     RecordNode(e.child);
     tree_->set_root(e.child);
     ++steps;
@@ -683,7 +696,9 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
   stats_->committed_seconds = end->seconds;
   SearchResult result;
   std::vector<std::vector<int64_t>> trajectory;
-  if (best_seconds_ < end->seconds) {
+  // After a commit cycle the root is still paused: the best end seen
+  // (pick-first's from there at least) is the result.
+  if (cycle_end || best_seconds_ < end->seconds) {
     result.best = std::move(best_env_);
     result.best_seconds = best_seconds_;
     trajectory = std::move(best_trajectory_);

@@ -42,7 +42,12 @@
 // ties: highest Q, then lowest index), steps to that child, keeps the
 // child's statistics as the new root, halves the budget (never below
 // `mcts_min_budget`, 50, or the first budget if that is smaller), and
-// repeats until the pipeline is done.
+// repeats until the pipeline is done. A commit that leads back to a state
+// already committed through (states are merged, so A -> B -> A happens)
+// keeps every original instead; if that leads back too, the search ends
+// with pick-first from the current root (the merged states cannot leave
+// the cycle, and once the time limit stops simulations the statistics
+// would commit it forever).
 //
 // Every end state evaluated (terminal tree states, rollouts that reach the
 // end) is tracked with its decisions; the result is the better of the
@@ -214,6 +219,9 @@ struct FmctsStats {
   int64_t tree_states = 0;       // distinct states in the DAG
   int64_t merged_edges = 0;      // edges that reached an existing state
   double committed_seconds = 0;  // end of the committed trajectory
+  // Searches whose commits led back to a committed state even when keeping
+  // every original (they end with pick-first from there).
+  int64_t commit_cycles = 0;
 };
 
 class FmctsAgent : public Agent {
