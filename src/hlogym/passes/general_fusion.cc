@@ -197,25 +197,10 @@ FusionDecision LegalPair(const Instruction& producer,
 // be loop-fusible, update nothing in place and (this XLA's form of the
 // reference's layout rule) not transpose physically. Relaxed as there: the
 // producer may already be a multi-output fusion.
-FusionDecision MultiOutputPairFusible(const Instruction& producer,
-                                      const Instruction& consumer) {
-  if (!IsFusibleAsMultiOutputFusionRoot(consumer)) {
-    return FusionDecision::Forbid(
-        StrCat("'", consumer.name(), "' cannot be a multi-output fusion root"));
-  }
-  if (!IsLoopFusibleAsProducer(producer)) {
-    return FusionDecision::Forbid(
-        StrCat("'", producer.name(), "' is not loop-fusible as a producer"));
-  }
-  if (!InPlaceInputOutputPairs(producer).empty()) {
-    return FusionDecision::Forbid(
-        StrCat("'", producer.name(), "' updates an operand in place"));
-  }
-  if (IsPhysicallyTransposing(producer)) {
-    return FusionDecision::Forbid(
-        StrCat("'", producer.name(), "' transposes physically"));
-  }
-  return FusionDecision::Allow();
+bool MultiOutputPairFusible(const Instruction& producer,
+                            const Instruction& consumer) {
+  return IsFusibleAsMultiOutputFusionRoot(consumer) &&
+         IsProducerMultiOutputFusible(producer, /*allow_multi_output=*/true);
 }
 
 // Proposes sibling fusions: two readers of one value that do not reach

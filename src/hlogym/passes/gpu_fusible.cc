@@ -1329,8 +1329,9 @@ bool IsFusibleAsMultiOutputFusionRoot(const Instruction& inst) {
           IsLoopFusion(inst) || IsElementwiseInst(inst));
 }
 
-bool IsProducerMultiOutputFusible(const Instruction& producer) {
-  if (IsMultiOutputFusion(producer)) return false;
+bool IsProducerMultiOutputFusible(const Instruction& producer,
+                                  bool allow_multi_output) {
+  if (!allow_multi_output && IsMultiOutputFusion(producer)) return false;
   // In-place updates inside multi-output fusions complicate buffer reuse.
   if (!InPlaceInputOutputPairs(producer).empty()) return false;
   if (!IsLoopFusibleAsProducer(producer)) return false;

@@ -115,9 +115,11 @@ FusionDecision ProducerConsumerMergedTooLarge(const Instruction& producer,
 // Eligible as a multi-output root: fusible, not custom, and an
 // input-fusible reduction, tiled transpose, loop fusion or elementwise op.
 bool IsFusibleAsMultiOutputFusionRoot(const Instruction& inst);
-// A producer that may become an extra output: not multi-output already,
-// no in-place pairs, loop-fusible as producer, not physically transposing.
-bool IsProducerMultiOutputFusible(const Instruction& producer);
+// A producer that may become an extra output: not multi-output already
+// (unless `allow_multi_output`, GeneralFusion's relaxation), no in-place
+// pairs, loop-fusible as producer, not physically transposing.
+bool IsProducerMultiOutputFusible(const Instruction& producer,
+                                  bool allow_multi_output = false);
 // Real heroes and loop shapes compatible (3.2 "Shapes compatible for MOF").
 FusionDecision ShapesCompatibleForMultiOutputFusion(const Instruction& a,
                                                     const Instruction& b);
