@@ -437,6 +437,40 @@ TEST(Env, HashMemosFollowRandomWalks) {
   EXPECT_GE(compared, 40);
 }
 
+// The decision loop's cleanup (CSE, DCE) leaves no fusion parameter
+// unused, as the reference DCE's pruning does: keeping every original at
+// the next pause then has nothing to prune. Before DCE pruned them, the
+// apply of that round removed them, so declining everything still changed
+// the graph and the loop went on (random walks ran up to twice as long).
+TEST(Env, DecisionLoopLeavesNoUnusedFusionParameters) {
+  const auto modules = MemoWalkModules();
+  std::mt19937_64 rng(5);
+  int64_t checked = 0;
+  for (const auto& [module_name, text] : modules) {
+    for (int walk = 0; walk < 4; ++walk) {
+      auto env = MakeEnv(text);
+      ASSERT_NE(env, nullptr);
+      ASSERT_TRUE(env->StartPipeline("general-fusion").ok());
+      for (int step = 0; step < 12 && env->paused(); ++step) {
+        const std::string where = module_name + ", walk " +
+                                  std::to_string(walk) + ", step " +
+                                  std::to_string(step);
+        auto keep = env->Fork();
+        absl::StatusOr<ApplyStats> kept =
+            keep->Apply(std::vector<int64_t>(env->ChoiceCounts().size(), 0));
+        ASSERT_TRUE(kept.ok()) << kept.status() << " at " << where;
+        EXPECT_EQ(kept->removed_fusion_parameters, 0) << where;
+        EXPECT_FALSE(HasUnusedFusionParameters(keep->module())) << where;
+        ++checked;
+        std::vector<int64_t> d = env->ChoiceCounts();
+        for (int64_t& c : d) c = static_cast<int64_t>(rng() % c);
+        ASSERT_TRUE(env->Step(d).ok()) << where;
+      }
+    }
+  }
+  EXPECT_GE(checked, 60);
+}
+
 // CSE passes by computations it found nothing in while they (and what they
 // call) are unchanged, with memos carried through forks. The same walks
 // with every memo dropped before each step must reach the same states.

@@ -381,6 +381,39 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
   return true;
 }
 
+// Drops the parameters of `fusion`'s body that nothing reads, and the
+// matching operands (highest first, so lower numbers stay valid). The
+// reference DCE prunes every computation this way; without it, removing a
+// dead output left its inputs as operands until the next decision round's
+// cleanup, so declining every alternative of that round still changed the
+// graph and the decision loop went on.
+absl::StatusOr<bool> RemoveUnusedFusionParameters(Instruction* fusion,
+                                                  CallCounts& calls) {
+  if (fusion->opcode() != Opcode::kFusion ||
+      fusion->fusion_kind() == FusionKind::kCustom ||
+      fusion->called_computations().size() != 1 ||
+      fusion->attrs().has_output_to_operand_aliasing ||
+      !fusion->attrs().output_to_operand_aliasing.empty()) {
+    return false;
+  }
+  Computation* body = fusion->fused_computation();
+  if (body->num_parameters() != fusion->operand_count()) return false;
+  bool any = false;
+  for (int64_t p = body->num_parameters() - 1; p >= 0; --p) {
+    const Instruction* param = body->parameter_instruction(p);
+    if (param == nullptr || param->user_count() != 0 ||
+        param == body->root_instruction() ||
+        !param->control_successors().empty()) {
+      continue;
+    }
+    if (!any && !calls.IsSoleCaller(body)) return false;
+    HLOGYM_RETURN_IF_ERROR(body->RemoveUnusedParameter(p));
+    HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(p));
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
@@ -406,23 +439,47 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
       ++computations_skipped_;
       continue;
     }
-    HLOGYM_ASSIGN_OR_RETURN(bool removed,
-                            RemoveDeadInstructions(c, rw, before_change));
-    changed |= removed;
-    fusions.clear();
-    c->ForEachInstruction([&](Instruction* i) {
-      if (i->opcode() == Opcode::kFusion)
-        fusions.push_back({i->unique_id(), i});
-    });
-    bool pruned_any = false;
-    for (auto [id, f] : fusions) {
-      if (rw.IsRemoved(id)) continue;
-      HLOGYM_ASSIGN_OR_RETURN(
-          bool pruned, RemoveDeadFusionOutputs(f, rw, before_change, calls));
-      pruned_any |= pruned;
+    // Until nothing changes: a pruned fusion parameter can leave its
+    // operand dead, and removing that can leave another fusion's output
+    // unused.
+    bool changed_here = false;
+    while (true) {
+      HLOGYM_ASSIGN_OR_RETURN(bool removed,
+                              RemoveDeadInstructions(c, rw, before_change));
+      fusions.clear();
+      c->ForEachInstruction([&](Instruction* i) {
+        if (i->opcode() == Opcode::kFusion)
+          fusions.push_back({i->unique_id(), i});
+      });
+      bool pruned_any = false;
+      for (auto [id, f] : fusions) {
+        if (rw.IsRemoved(id)) continue;
+        HLOGYM_ASSIGN_OR_RETURN(
+            bool pruned, RemoveDeadFusionOutputs(f, rw, before_change, calls));
+        pruned_any |= pruned;
+      }
+      // Output pruning may have rebuilt fusions: look again.
+      if (pruned_any) {
+        fusions.clear();
+        c->ForEachInstruction([&](Instruction* i) {
+          if (i->opcode() == Opcode::kFusion)
+            fusions.push_back({i->unique_id(), i});
+        });
+      }
+      bool params_pruned = false;
+      for (auto [id, f] : fusions) {
+        if (rw.IsRemoved(id)) continue;
+        HLOGYM_ASSIGN_OR_RETURN(bool pruned,
+                                RemoveUnusedFusionParameters(f, calls));
+        params_pruned |= pruned;
+      }
+      if (!removed && !pruned_any && !params_pruned) break;
+      changed_here = true;
+      // Only a pruned parameter can leave something new to remove.
+      if (!params_pruned) break;
     }
-    changed |= pruned_any;
-    if (!removed && !pruned_any) c->RecordPassMemo(kPassMemoDce);
+    changed |= changed_here;
+    if (!changed_here) c->RecordPassMemo(kPassMemoDce);
   }
   if (!called_before) return changed;
   HLOGYM_ASSIGN_OR_RETURN(

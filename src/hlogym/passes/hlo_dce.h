@@ -1,6 +1,7 @@
 // HloDCE: removes dead instructions, unused outputs of multi-output fusions
-// (one with a single output left becomes a plain fusion) and computations
-// left uncalled.
+// (one with a single output left becomes a plain fusion), fusion parameters
+// nothing reads (with their operands, where the body has one caller) and
+// computations left uncalled.
 #ifndef HLOGYM_PASSES_HLO_DCE_H_
 #define HLOGYM_PASSES_HLO_DCE_H_
 

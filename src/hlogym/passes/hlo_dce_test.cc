@@ -228,6 +228,83 @@ ENTRY e {
   EXPECT_GT(g2->unique_id(), g1->unique_id());
 }
 
+TEST(HloDceTest, DropsParametersOnlyADeadOutputRead) {
+  // Output 0 is unused and is the only reader of parameter 1: the
+  // parameter and the fusion's operand go, and the operand's producer
+  // (read by nothing else) with them. Parameter 2 was unused to begin
+  // with and goes too; numbers close up.
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  p1 = f32[4] parameter(1)
+  p2 = f32[4] parameter(2)
+  p3 = f32[4] parameter(3)
+  e = f32[4] exponential(p1)
+  n = f32[4] add(p0, p3)
+  ROOT t = (f32[4], f32[4]) tuple(e, n)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  c = f32[4] sine(b)
+  d = f32[4] cosine(a)
+  f = (f32[4], f32[4]) fusion(a, c, d, b), kind=kLoop, calls=fused
+  g1 = f32[4] get-tuple-element(f), index=1
+  ROOT r = f32[4] negate(g1)
+}
+)",
+                  true);
+  ASSERT_NE(m, nullptr);
+  const Instruction* f = test::Root(*m)->operand(0);
+  ASSERT_EQ(f->opcode(), Opcode::kFusion);
+  // One output left: plain, with the two operands its body reads.
+  EXPECT_EQ(f->shape().ToString(), "f32[4]{0}");
+  ASSERT_EQ(f->operand_count(), 2);
+  EXPECT_EQ(f->operand(0)->name(), "a");
+  EXPECT_EQ(f->operand(1)->name(), "b");
+  const Computation* fc = f->fused_computation();
+  ASSERT_EQ(fc->num_parameters(), 2);
+  EXPECT_EQ(fc->parameter_instruction(0)->name(), "p0");
+  EXPECT_EQ(fc->parameter_instruction(1)->name(), "p3");
+  EXPECT_EQ(fc->parameter_instruction(1)->int_attr(), 1);
+  EXPECT_EQ(fc->instruction_count(), 3);  // p0, p3, n
+  // sine and cosine lost their only reader.
+  EXPECT_EQ(m->entry_computation()->instruction_count(), 4);
+  EXPECT_EQ(m->entry_computation()->FindInstruction("c"), nullptr);
+  EXPECT_EQ(m->entry_computation()->FindInstruction("d"), nullptr);
+  // A second run finds nothing left to do.
+  HloDce again;
+  absl::StatusOr<bool> changed = again.Run(m.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+}
+
+TEST(HloDceTest, KeepsUnusedParametersOfASharedBody) {
+  // Two fusions call one body: dropping a parameter would change the
+  // other call too, so both keep every operand.
+  auto m = RunDce(R"(
+HloModule m
+fused {
+  p0 = f32[4] parameter(0)
+  p1 = f32[4] parameter(1)
+  ROOT n = f32[4] negate(p0)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  f1 = f32[4] fusion(a, b), kind=kLoop, calls=fused
+  f2 = f32[4] fusion(b, a), kind=kLoop, calls=fused
+  ROOT r = f32[4] add(f1, f2)
+}
+)",
+                  false);
+  ASSERT_NE(m, nullptr);
+  const Instruction* root = test::Root(*m);
+  EXPECT_EQ(root->operand(0)->operand_count(), 2);
+  EXPECT_EQ(root->operand(1)->operand_count(), 2);
+}
+
 TEST(HloDceTest, CopiesAFusionBodyThatAnotherFusionCalls) {
   // Both fusions call `fused`; only the first reads just output 1. It
   // becomes a plain fusion on a trimmed copy, and the second keeps the
