@@ -442,15 +442,18 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
     // Until nothing changes: a pruned fusion parameter can leave its
     // operand dead, and removing that can leave another fusion's output
     // unused.
-    bool changed_here = false;
-    while (true) {
-      HLOGYM_ASSIGN_OR_RETURN(bool removed,
-                              RemoveDeadInstructions(c, rw, before_change));
+    auto collect_fusions = [&] {
       fusions.clear();
       c->ForEachInstruction([&](Instruction* i) {
         if (i->opcode() == Opcode::kFusion)
           fusions.push_back({i->unique_id(), i});
       });
+    };
+    bool changed_here = false;
+    while (true) {
+      HLOGYM_ASSIGN_OR_RETURN(bool removed,
+                              RemoveDeadInstructions(c, rw, before_change));
+      collect_fusions();
       bool pruned_any = false;
       for (auto [id, f] : fusions) {
         if (rw.IsRemoved(id)) continue;
@@ -459,13 +462,7 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
         pruned_any |= pruned;
       }
       // Output pruning may have rebuilt fusions: look again.
-      if (pruned_any) {
-        fusions.clear();
-        c->ForEachInstruction([&](Instruction* i) {
-          if (i->opcode() == Opcode::kFusion)
-            fusions.push_back({i->unique_id(), i});
-        });
-      }
+      if (pruned_any) collect_fusions();
       bool params_pruned = false;
       for (auto [id, f] : fusions) {
         if (rw.IsRemoved(id)) continue;
