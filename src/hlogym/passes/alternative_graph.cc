@@ -129,21 +129,10 @@ absl::Status PruneFusionParameters(Module* module, ApplyStats* stats,
     // The counts predate this loop: a fusion removed with a pruned
     // operand's dead cone is skipped (and not dereferenced).
     if (gone.contains(fusion) || fusion->opcode() != Opcode::kFusion) continue;
-    std::vector<int64_t> dead;
-    for (int64_t p = 0; p < fc->num_parameters(); ++p) {
-      Instruction* param = fc->parameter_instruction(p);
-      if (param != nullptr && param->user_count() == 0 &&
-          param != fc->root_instruction()) {
-        dead.push_back(p);
-      }
-    }
-    if (dead.empty()) continue;
-    // Highest first, so lower parameter numbers stay valid.
-    for (auto p = dead.rbegin(); p != dead.rend(); ++p) {
-      Instruction* operand = fusion->operand(*p);
-      HLOGYM_RETURN_IF_ERROR(fc->RemoveUnusedParameter(*p));
-      HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(*p));
-      ++stats->removed_fusion_parameters;
+    HLOGYM_ASSIGN_OR_RETURN(std::vector<Instruction*> dropped,
+                            RemoveUnusedFusionParameters(fusion));
+    stats->removed_fusion_parameters += static_cast<int64_t>(dropped.size());
+    for (Instruction* operand : dropped) {
       if (operand->user_count() == 0) {
         HLOGYM_RETURN_IF_ERROR(
             RemoveDeadCone(operand, &stats->removed_instructions, gone));
@@ -221,6 +210,27 @@ bool HasUnusedFusionParameters(const Module& module) {
     }
   }
   return false;
+}
+
+absl::StatusOr<std::vector<Instruction*>> RemoveUnusedFusionParameters(
+    Instruction* fusion) {
+  std::vector<Instruction*> dropped;
+  Computation* body = fusion->fused_computation();
+  if (body == nullptr || body->num_parameters() != fusion->operand_count()) {
+    return dropped;
+  }
+  for (int64_t p = body->num_parameters() - 1; p >= 0; --p) {
+    const Instruction* param = body->parameter_instruction(p);
+    if (param == nullptr || param->user_count() != 0 ||
+        param == body->root_instruction()) {
+      continue;
+    }
+    Instruction* operand = fusion->operand(p);
+    HLOGYM_RETURN_IF_ERROR(body->RemoveUnusedParameter(p));
+    HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(p));
+    dropped.push_back(operand);
+  }
+  return dropped;
 }
 
 namespace {

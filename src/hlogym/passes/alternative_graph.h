@@ -66,6 +66,14 @@ absl::Status PruneAfterApply(Module* module,
 // original, would prune it.
 bool HasUnusedFusionParameters(const Module& module);
 
+// Drops the parameters of `fusion`'s body that nothing reads (and that are
+// not its root), with the matching operands of `fusion`, highest first so
+// lower numbers stay valid. Returns the operands dropped, in that order:
+// their values may now be dead. The caller makes sure `fusion` is its
+// body's only caller. Used by the pruning after decisions and by DCE.
+absl::StatusOr<std::vector<Instruction*>> RemoveUnusedFusionParameters(
+    Instruction* fusion);
+
 // How decisions are made by the CLI and the rewrite loop.
 class DecisionPolicy {
  public:

@@ -6,10 +6,12 @@
 #include <span>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "hlogym/ir/status_macros.h"
+#include "hlogym/passes/alternative_graph.h"
 #include "hlogym/passes/builders.h"
 #include "hlogym/passes/call_counts.h"
 #include "hlogym/passes/flatten_call_graph.h"
@@ -381,37 +383,30 @@ absl::StatusOr<bool> RemoveDeadFusionOutputs(
   return true;
 }
 
-// Drops the parameters of `fusion`'s body that nothing reads, and the
-// matching operands (highest first, so lower numbers stay valid). The
-// reference DCE prunes every computation this way; without it, removing a
-// dead output left its inputs as operands until the next decision round's
-// cleanup, so declining every alternative of that round still changed the
-// graph and the decision loop went on.
-absl::StatusOr<bool> RemoveUnusedFusionParameters(Instruction* fusion,
-                                                  CallCounts& calls) {
-  if (fusion->opcode() != Opcode::kFusion ||
-      fusion->fusion_kind() == FusionKind::kCustom ||
+// Drops the fusion parameters nothing reads, with their operands, as the
+// reference DCE's pruning does for every computation. Without it, removing
+// a dead output left its inputs as operands until the next decision
+// round's cleanup, so declining every alternative of that round still
+// changed the graph and the decision loop went on. Custom fusions and
+// aliased outputs name operands by number: left alone.
+absl::StatusOr<bool> RemoveUnusedParameters(Instruction* fusion,
+                                            CallCounts& calls) {
+  if (fusion->fusion_kind() == FusionKind::kCustom ||
       fusion->called_computations().size() != 1 ||
       fusion->attrs().has_output_to_operand_aliasing ||
       !fusion->attrs().output_to_operand_aliasing.empty()) {
     return false;
   }
-  Computation* body = fusion->fused_computation();
-  if (body->num_parameters() != fusion->operand_count()) return false;
-  bool any = false;
-  for (int64_t p = body->num_parameters() - 1; p >= 0; --p) {
-    const Instruction* param = body->parameter_instruction(p);
-    if (param == nullptr || param->user_count() != 0 ||
-        param == body->root_instruction() ||
-        !param->control_successors().empty()) {
-      continue;
-    }
-    if (!any && !calls.IsSoleCaller(body)) return false;
-    HLOGYM_RETURN_IF_ERROR(body->RemoveUnusedParameter(p));
-    HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(p));
-    any = true;
-  }
-  return any;
+  const Computation* body = fusion->fused_computation();
+  const bool any_unused =
+      absl::c_any_of(body->parameter_instructions(), [&](const Instruction* p) {
+        return p != nullptr && p->user_count() == 0 &&
+               p != body->root_instruction();
+      });
+  if (!any_unused || !calls.IsSoleCaller(body)) return false;
+  HLOGYM_ASSIGN_OR_RETURN(std::vector<Instruction*> dropped,
+                          RemoveUnusedFusionParameters(fusion));
+  return !dropped.empty();
 }
 
 }  // namespace
@@ -439,9 +434,6 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
       ++computations_skipped_;
       continue;
     }
-    // Until nothing changes: a pruned fusion parameter can leave its
-    // operand dead, and removing that can leave another fusion's output
-    // unused.
     auto collect_fusions = [&] {
       fusions.clear();
       c->ForEachInstruction([&](Instruction* i) {
@@ -449,8 +441,10 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
           fusions.push_back({i->unique_id(), i});
       });
     };
+    // Again while a parameter was dropped: its operand may now be dead,
+    // and removing that can leave another fusion's output unused.
     bool changed_here = false;
-    while (true) {
+    for (bool again = true; again;) {
       HLOGYM_ASSIGN_OR_RETURN(bool removed,
                               RemoveDeadInstructions(c, rw, before_change));
       collect_fusions();
@@ -463,17 +457,14 @@ absl::StatusOr<bool> HloDce::RunWith(Module* module, Rewriter& rw) {
       }
       // Output pruning may have rebuilt fusions: look again.
       if (pruned_any) collect_fusions();
-      bool params_pruned = false;
+      bool params_dropped = false;
       for (auto [id, f] : fusions) {
         if (rw.IsRemoved(id)) continue;
-        HLOGYM_ASSIGN_OR_RETURN(bool pruned,
-                                RemoveUnusedFusionParameters(f, calls));
-        params_pruned |= pruned;
+        HLOGYM_ASSIGN_OR_RETURN(bool dropped, RemoveUnusedParameters(f, calls));
+        params_dropped |= dropped;
       }
-      if (!removed && !pruned_any && !params_pruned) break;
-      changed_here = true;
-      // Only a pruned parameter can leave something new to remove.
-      if (!params_pruned) break;
+      changed_here |= removed || pruned_any || params_dropped;
+      again = params_dropped;
     }
     changed |= changed_here;
     if (!changed_here) c->RecordPassMemo(kPassMemoDce);
