@@ -670,6 +670,7 @@ absl::StatusOr<SearchResult> FmctsSearch::Run(const Env& start) {
     if (committed.contains(e.child)) {
       // The picks led back to this state or an earlier committed one: keep
       // every original, which ends the decision loop.
+      ++stats_->commit_returns;
       std::fill(d.begin(), d.end(), 0);
       HLOGYM_ASSIGN_OR_RETURN(e, tree_->Child(root, d));
       if (committed.contains(e.child)) {

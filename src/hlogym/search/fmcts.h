@@ -219,6 +219,9 @@ struct FmctsStats {
   int64_t tree_states = 0;       // distinct states in the DAG
   int64_t merged_edges = 0;      // edges that reached an existing state
   double committed_seconds = 0;  // end of the committed trajectory
+  // Commits whose picks led back to a committed state: they keep every
+  // original instead.
+  int64_t commit_returns = 0;
   // Searches whose commits led back to a committed state even when keeping
   // every original (they end with pick-first from there).
   int64_t commit_cycles = 0;

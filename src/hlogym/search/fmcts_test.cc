@@ -9,7 +9,10 @@
 
 #include "hlogym/env/test_modules.h"
 #include "hlogym/ir/parallel.h"
+#include "hlogym/ir/status_macros.h"
 #include "hlogym/ir/str_util.h"
+#include "hlogym/passes/builders.h"
+#include "hlogym/passes/pass.h"
 
 namespace hlogym {
 namespace {
@@ -623,6 +626,95 @@ TEST(Fmcts, DoneStartReturnsItself) {
   EXPECT_TRUE(r->trajectory.empty());
   EXPECT_EQ(r->best_seconds, (*env)->Seconds().value_or(-1));
   EXPECT_EQ(r->best->Hash(), (*env)->Hash());
+}
+
+// A dry pass that offers add(b, a) for every add(a, b) with two different
+// operands: taking it twice rebuilds the graph it started from, so
+// decisions lead back to earlier states.
+class SwapAddOperands : public Pass {
+ public:
+  std::string_view name() const override { return "test-swap-add-operands"; }
+  absl::StatusOr<bool> RunWith(Module* module, Rewriter& rw) override {
+    bool any = false;
+    for (const auto& comp : module->computations()) {
+      Computation* c = comp.get();
+      if (c->IsFusionComputation()) continue;
+      for (Instruction* i : c->MakeInstructionPostOrder()) {
+        if (i->opcode() != Opcode::kAdd || i->operand(0) == i->operand(1)) {
+          continue;
+        }
+        HLOGYM_ASSIGN_OR_RETURN(
+            Instruction * swapped,
+            MakeBinary(rw, Opcode::kAdd, i->operand(1), i->operand(0)));
+        HLOGYM_ASSIGN_OR_RETURN(bool replaced,
+                                rw.ReplaceInstruction(i, swapped));
+        any |= replaced;
+      }
+    }
+    return any;
+  }
+};
+
+// States merge by DagHash, so with the swap pass committing the swap twice
+// leads back to a committed state: A -> B -> A' -> B. (A' is A in a later
+// round of the decision loop, a state of its own.) A prior on the swap
+// makes every simulation and commit take it. The search must neither walk
+// the cycle inside a simulation nor commit it forever: the third commit
+// keeps the original, which ends the decision loop.
+TEST(Fmcts, CommitsThatLeadBackToACommittedStateKeepTheOriginals) {
+  if (!PassRegistry::Global().Contains("test-swap-add-operands")) {
+    PassRegistry::Global().Register(
+        "test-swap-add-operands", "test: offers add(b, a) for add(a, b)",
+        [] { return std::make_unique<SwapAddOperands>(); });
+  }
+  absl::StatusOr<std::unique_ptr<Env>> start = Env::FromText(R"(
+HloModule swap
+ENTRY main {
+  p0 = f32[1024] parameter(0)
+  p1 = f32[1024] parameter(1)
+  ROOT a = f32[1024] add(p0, p1)
+}
+)");
+  ASSERT_TRUE(start.ok()) << start.status();
+  const uint64_t hash_a = (*start)->Hash();
+  absl::StatusOr<bool> paused =
+      (*start)->StartPipeline("test-swap-add-operands");
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  ASSERT_TRUE(*paused);
+  ASSERT_EQ((*start)->ChoiceCounts(), std::vector<int64_t>{2});
+
+  AgentOptions o;
+  o.budget = 8;
+  o.mcts_min_budget = 4;
+  o.threads = 1;
+  o.prior = PriorOn(1, 0);
+  FmctsAgent agent(o);
+  absl::StatusOr<SearchResult> r = agent.Search(**start);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(agent.stats().simulations_per_step,
+            (std::vector<int64_t>{8, 4, 4}));
+  EXPECT_EQ(agent.stats().commit_returns, 1);
+  EXPECT_EQ(agent.stats().commit_cycles, 0);
+  // Two swaps, then the originals kept: the graph it started from, run
+  // through the rest of the pipeline. That end state was first reached by
+  // keeping the original at the start (states merge), so the trajectory
+  // returned is that one-step path to it.
+  std::unique_ptr<Env> kept = (*start)->Fork();
+  ASSERT_TRUE(kept->Step(std::vector<int64_t>{0}).ok());
+  ASSERT_TRUE(kept->done());
+  ASSERT_TRUE(r->best->done());
+  EXPECT_EQ(r->best->Hash(), kept->Hash());
+  EXPECT_EQ(r->trajectory, (std::vector<std::vector<int64_t>>{{0}}));
+  EXPECT_EQ(r->best_seconds, agent.stats().committed_seconds);
+  uint64_t end_hash = 0;
+  EXPECT_EQ(Replay(**start, r->trajectory, &end_hash), r->best_seconds);
+  EXPECT_EQ(end_hash, r->best->Hash());
+  // The swap really changes the graph (DagHash tells add(p0, p1) from
+  // add(p1, p0)); only taking it twice comes back.
+  std::unique_ptr<Env> swapped = (*start)->Fork();
+  ASSERT_TRUE(swapped->Apply(std::vector<int64_t>{1}).ok());
+  EXPECT_NE(swapped->Hash(), hash_a);
 }
 
 TEST(Fmcts, MakeFmctsAgentNamesItself) {
