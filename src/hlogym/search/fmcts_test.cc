@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "hlogym/env/test_modules.h"
@@ -655,6 +661,35 @@ class SwapAddOperands : public Pass {
   }
 };
 
+// Aborts the test process if it is still alive after `limit`: a search
+// that never ends then fails the test instead of hanging it.
+class Watchdog {
+ public:
+  explicit Watchdog(std::chrono::seconds limit)
+      : thread_([this, limit] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+            std::fprintf(stderr, "watchdog: still running after %lld s\n",
+                         static_cast<long long>(limit.count()));
+            std::abort();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the others exist
+};
+
 // States merge by DagHash, so with the swap pass committing the swap twice
 // leads back to a committed state: A -> B -> A' -> B. (A' is A in a later
 // round of the decision loop, a state of its own.) A prior on the swap
@@ -689,7 +724,11 @@ ENTRY main {
   o.threads = 1;
   o.prior = PriorOn(1, 0);
   FmctsAgent agent(o);
-  absl::StatusOr<SearchResult> r = agent.Search(**start);
+  absl::StatusOr<SearchResult> r;
+  {
+    Watchdog watchdog(std::chrono::seconds(60));  // the search takes ms
+    r = agent.Search(**start);
+  }
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->timed_out);
   EXPECT_EQ(agent.stats().simulations_per_step,
