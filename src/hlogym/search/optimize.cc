@@ -117,6 +117,9 @@ absl::StatusOr<OptimizeReport> Optimize(
   rep.search_seconds = sr.search_seconds;
   rep.timed_out = sr.timed_out;
   rep.threads = sr.threads;
+  if (const auto* f = dynamic_cast<const FmctsAgent*>(agent.get())) {
+    rep.fmcts = f->stats();
+  }
   rep.optimized = sr.best->module().Clone();
   if (options.check_output) {
     rep.equal_output = CheckOutputs(*rep.optimized, module, options.check_seed,
@@ -156,6 +159,20 @@ std::string OptimizeReport::ToJson(int indent) const {
   j["search_seconds"] = search_seconds;
   j["timed_out"] = timed_out;
   j["threads"] = threads;
+  if (fmcts.has_value()) {
+    nlohmann::json f;
+    f["commits"] = fmcts->simulations_per_step.size();
+    f["simulations_per_commit"] = fmcts->simulations_per_step;
+    f["rollouts"] = fmcts->rollouts;
+    f["rollout_steps"] = fmcts->rollout_steps;
+    f["prior_calls"] = fmcts->prior_calls;
+    f["tree_states"] = fmcts->tree_states;
+    f["merged_edges"] = fmcts->merged_edges;
+    f["committed_seconds"] = fmcts->committed_seconds;
+    f["commit_returns"] = fmcts->commit_returns;
+    f["commit_cycles"] = fmcts->commit_cycles;
+    j["fmcts"] = std::move(f);
+  }
   return j.dump(indent);
 }
 
@@ -196,6 +213,22 @@ std::string OptimizeReport::ToText() const {
   StrAppend(&out, "search:      ", evaluations, " evaluations, ",
             states_visited, " states, ", steps, " steps, ", secs,
             timed_out ? " (time limit reached)" : "", "\n");
+  if (fmcts.has_value()) {
+    int64_t simulations = 0;
+    for (int64_t n : fmcts->simulations_per_step) simulations += n;
+    StrAppend(&out, "f-MCTS:      ", fmcts->simulations_per_step.size(),
+              " commits, ", simulations, " simulations, ", fmcts->rollouts,
+              " rollouts (", fmcts->rollout_steps, " steps), ",
+              fmcts->merged_edges, " edges to known states");
+    if (fmcts->commit_returns > 0) {
+      StrAppend(&out, ", ", fmcts->commit_returns,
+                " commits back to a committed state");
+    }
+    if (fmcts->commit_cycles > 0) {
+      StrAppend(&out, ", ended by a commit cycle");
+    }
+    StrAppend(&out, "; committed end ", us(fmcts->committed_seconds), "\n");
+  }
   return out;
 }
 

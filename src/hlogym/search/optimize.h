@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "hlogym/ir/module.h"
 #include "hlogym/search/agent.h"
+#include "hlogym/search/fmcts.h"
 
 namespace hlogym {
 
@@ -61,6 +62,9 @@ struct OptimizeReport {
   double search_seconds = 0;
   bool timed_out = false;
   int64_t threads = 1;  // threads the search ran on
+  // The f-MCTS search's own statistics (agent fmcts only): where its time
+  // went (simulations per commit, rollouts) and how the DAG of states grew.
+  std::optional<FmctsStats> fmcts;
   std::unique_ptr<Module> optimized;
 
   // The report's fields as one JSON object (`indent` < 0: one line).
