@@ -14,6 +14,7 @@
 #include "hlogym/env/env.h"
 #include "hlogym/ir/str_util.h"
 #include "hlogym/search/agent.h"
+#include "hlogym/search/fmcts.h"
 
 namespace hlogym_python {
 namespace {
@@ -48,7 +49,24 @@ struct PySearchResult {
   double search_seconds = 0;
   bool timed_out = false;
   int64_t threads = 1;
+  py::object stats = py::none();  // f-MCTS: its statistics as a dict
 };
+
+// FmctsStats as a dict, with the names `hlogym optimize --json` uses.
+py::dict FmctsStatsDict(const hlogym::FmctsStats& f) {
+  py::dict d;
+  d["commits"] = static_cast<int64_t>(f.simulations_per_step.size());
+  d["simulations_per_commit"] = f.simulations_per_step;
+  d["rollouts"] = f.rollouts;
+  d["rollout_steps"] = f.rollout_steps;
+  d["prior_calls"] = f.prior_calls;
+  d["tree_states"] = f.tree_states;
+  d["merged_edges"] = f.merged_edges;
+  d["committed_seconds"] = f.committed_seconds;
+  d["commit_returns"] = f.commit_returns;
+  d["commit_cycles"] = f.commit_cycles;
+  return d;
+}
 
 // Python objects held by callbacks that agents may copy on any thread: the
 // copies share this holder, whose last release takes the GIL.
@@ -181,6 +199,10 @@ PySearchResult Search(const Env& env, const std::string& agent_name,
     py::gil_scoped_release release;
     result.emplace(agent->Search(env));
   }
+  py::object stats = py::none();
+  if (const auto* f = dynamic_cast<const hlogym::FmctsAgent*>(agent.get())) {
+    stats = FmctsStatsDict(f->stats());
+  }
   agent.reset();
   if (errors->error.has_value()) throw *errors->error;
   hlogym::SearchResult r = ValueOrThrow(std::move(*result));
@@ -193,6 +215,7 @@ PySearchResult Search(const Env& env, const std::string& agent_name,
   out.search_seconds = r.search_seconds;
   out.timed_out = r.timed_out;
   out.threads = r.threads;
+  out.stats = std::move(stats);
   return out;
 }
 
@@ -265,6 +288,12 @@ call; fork() returns an independent Env.)doc")
       .def_readonly("timed_out", &PySearchResult::timed_out)
       .def_readonly("threads", &PySearchResult::threads,
                     "threads the search ran on")
+      .def_readonly("stats", &PySearchResult::stats,
+                    "f-MCTS: its own statistics (commits, "
+                    "simulations_per_commit, rollouts, rollout_steps, "
+                    "prior_calls, tree_states, merged_edges, "
+                    "committed_seconds, commit_returns, commit_cycles); "
+                    "None for the other agents")
       .def("__repr__", [](const PySearchResult& r) {
         return StrCat("SearchResult(best_seconds=", r.best_seconds,
                       ", steps=", r.trajectory.size(),

@@ -64,6 +64,24 @@ def test_fmcts_threads_do_not_change_the_result():
         hlogym.search(started(CHAIN), "fmcts", threads=-1)
 
 
+def test_fmcts_reports_its_statistics():
+    r = hlogym.search(started(CHAIN), "fmcts", seed=0, budget=8,
+                      mcts_min_budget=4, threads=1)
+    s = r.stats
+    assert set(s) == {"commits", "simulations_per_commit", "rollouts",
+                      "rollout_steps", "prior_calls", "tree_states",
+                      "merged_edges", "committed_seconds", "commit_returns",
+                      "commit_cycles"}
+    assert s["commits"] == len(s["simulations_per_commit"]) >= 1
+    assert s["simulations_per_commit"][0] == 8
+    assert all(n == 4 for n in s["simulations_per_commit"][1:])
+    assert s["tree_states"] == r.states_visited
+    assert s["rollouts"] % 5 == 0 and s["rollout_steps"] >= s["rollouts"]
+    assert s["prior_calls"] == 0
+    assert s["committed_seconds"] >= r.best_seconds
+    assert hlogym.search(started(CHAIN), "pick-first").stats is None
+
+
 def test_unknown_agent():
     with pytest.raises(hlogym.NotFoundError, match="unknown agent 'nosuch'"):
         hlogym.search(started(), "nosuch")
