@@ -15,6 +15,7 @@
 #include "hlogym/ir/str_util.h"
 #include "hlogym/search/agent.h"
 #include "hlogym/search/fmcts.h"
+#include "hlogym/search/optimize.h"
 
 namespace hlogym_python {
 namespace {
@@ -52,20 +53,9 @@ struct PySearchResult {
   py::object stats = py::none();  // f-MCTS: its statistics as a dict
 };
 
-// FmctsStats as a dict, with the names `hlogym optimize --json` uses.
-py::dict FmctsStatsDict(const hlogym::FmctsStats& f) {
-  py::dict d;
-  d["commits"] = static_cast<int64_t>(f.simulations_per_step.size());
-  d["simulations_per_commit"] = f.simulations_per_step;
-  d["rollouts"] = f.rollouts;
-  d["rollout_steps"] = f.rollout_steps;
-  d["prior_calls"] = f.prior_calls;
-  d["tree_states"] = f.tree_states;
-  d["merged_edges"] = f.merged_edges;
-  d["committed_seconds"] = f.committed_seconds;
-  d["commit_returns"] = f.commit_returns;
-  d["commit_cycles"] = f.commit_cycles;
-  return d;
+// FmctsStats as a dict: the `fmcts` object of `hlogym optimize --json`.
+py::object FmctsStatsDict(const hlogym::FmctsStats& f) {
+  return py::module_::import("json").attr("loads")(hlogym::FmctsStatsJson(f));
 }
 
 // Python objects held by callbacks that agents may copy on any thread: the

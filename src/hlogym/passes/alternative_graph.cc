@@ -200,13 +200,16 @@ absl::Status BuildSurvivingBodies(
 
 }  // namespace
 
+bool IsUnusedParameter(const Computation& body, const Instruction* param) {
+  return param != nullptr && param->user_count() == 0 &&
+         param != body.root_instruction();
+}
+
 bool HasUnusedFusionParameters(const Module& module) {
   for (const auto& c : module.computations()) {
     if (!c->IsFusionComputation()) continue;
     for (const Instruction* p : c->parameter_instructions()) {
-      if (p != nullptr && p->user_count() == 0 && p != c->root_instruction()) {
-        return true;
-      }
+      if (IsUnusedParameter(*c, p)) return true;
     }
   }
   return false;
@@ -220,11 +223,7 @@ absl::StatusOr<std::vector<Instruction*>> RemoveUnusedFusionParameters(
     return dropped;
   }
   for (int64_t p = body->num_parameters() - 1; p >= 0; --p) {
-    const Instruction* param = body->parameter_instruction(p);
-    if (param == nullptr || param->user_count() != 0 ||
-        param == body->root_instruction()) {
-      continue;
-    }
+    if (!IsUnusedParameter(*body, body->parameter_instruction(p))) continue;
     Instruction* operand = fusion->operand(p);
     HLOGYM_RETURN_IF_ERROR(body->RemoveUnusedParameter(p));
     HLOGYM_RETURN_IF_ERROR(fusion->RemoveOperandAt(p));

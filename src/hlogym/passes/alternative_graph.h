@@ -66,6 +66,10 @@ absl::Status PruneAfterApply(Module* module,
 // original, would prune it.
 bool HasUnusedFusionParameters(const Module& module);
 
+// A parameter of `body` that nothing reads and that is not its root: what
+// pruning drops from a fused computation.
+bool IsUnusedParameter(const Computation& body, const Instruction* param);
+
 // Drops the parameters of `fusion`'s body that nothing reads (and that are
 // not its root), with the matching operands of `fusion`, highest first so
 // lower numbers stay valid. Returns the operands dropped, in that order:

@@ -398,11 +398,10 @@ absl::StatusOr<bool> RemoveUnusedParameters(Instruction* fusion,
     return false;
   }
   const Computation* body = fusion->fused_computation();
-  const bool any_unused =
-      absl::c_any_of(body->parameter_instructions(), [&](const Instruction* p) {
-        return p != nullptr && p->user_count() == 0 &&
-               p != body->root_instruction();
-      });
+  // Checked first: the first IsSoleCaller counts every call in the module.
+  const bool any_unused = absl::c_any_of(
+      body->parameter_instructions(),
+      [&](const Instruction* p) { return IsUnusedParameter(*body, p); });
   if (!any_unused || !calls.IsSoleCaller(body)) return false;
   HLOGYM_ASSIGN_OR_RETURN(std::vector<Instruction*> dropped,
                           RemoveUnusedFusionParameters(fusion));

@@ -58,7 +58,26 @@ std::optional<bool> CheckOutputs(const Module& got, const Module& want,
   return r.ok;
 }
 
+nlohmann::json FmctsStatsToJson(const FmctsStats& f) {
+  nlohmann::json j;
+  j["commits"] = f.simulations_per_step.size();
+  j["simulations_per_commit"] = f.simulations_per_step;
+  j["rollouts"] = f.rollouts;
+  j["rollout_steps"] = f.rollout_steps;
+  j["prior_calls"] = f.prior_calls;
+  j["tree_states"] = f.tree_states;
+  j["merged_edges"] = f.merged_edges;
+  j["committed_seconds"] = f.committed_seconds;
+  j["commit_returns"] = f.commit_returns;
+  j["commit_cycles"] = f.commit_cycles;
+  return j;
+}
+
 }  // namespace
+
+std::string FmctsStatsJson(const FmctsStats& stats) {
+  return FmctsStatsToJson(stats).dump();
+}
 
 absl::StatusOr<BaselineResult> ComputeBaseline(const Module& module,
                                                const std::string& device) {
@@ -159,20 +178,7 @@ std::string OptimizeReport::ToJson(int indent) const {
   j["search_seconds"] = search_seconds;
   j["timed_out"] = timed_out;
   j["threads"] = threads;
-  if (fmcts.has_value()) {
-    nlohmann::json f;
-    f["commits"] = fmcts->simulations_per_step.size();
-    f["simulations_per_commit"] = fmcts->simulations_per_step;
-    f["rollouts"] = fmcts->rollouts;
-    f["rollout_steps"] = fmcts->rollout_steps;
-    f["prior_calls"] = fmcts->prior_calls;
-    f["tree_states"] = fmcts->tree_states;
-    f["merged_edges"] = fmcts->merged_edges;
-    f["committed_seconds"] = fmcts->committed_seconds;
-    f["commit_returns"] = fmcts->commit_returns;
-    f["commit_cycles"] = fmcts->commit_cycles;
-    j["fmcts"] = std::move(f);
-  }
+  if (fmcts.has_value()) j["fmcts"] = FmctsStatsToJson(*fmcts);
   return j.dump(indent);
 }
 

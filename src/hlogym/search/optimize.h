@@ -30,6 +30,10 @@ struct OptimizeOptions {
   double check_time_limit_seconds = 60;
 };
 
+// f-MCTS's statistics as one JSON object: the `fmcts` object of the
+// report (and Python's SearchResult.stats).
+std::string FmctsStatsJson(const FmctsStats& stats);
+
 // The baseline of a module: xla-gpu's result, priced by the model.
 struct BaselineResult {
   double unoptimized_seconds = 0;
